@@ -1,0 +1,13 @@
+// Host memory for storages: 64-byte aligned; large blocks are 2 MiB aligned, advised to
+// use huge pages, and a few recently freed ones are kept for reuse, because the page
+// faults of a fresh large block cost more than the work done in it (DESIGN.md, Memory).
+#pragma once
+#include <cstddef>
+
+namespace ember {
+
+void* alloc_bytes(size_t nbytes);      // throws RuntimeError when memory is exhausted
+void free_bytes(void* p, size_t nbytes);
+void release_cached_blocks();          // return the large-block cache to the system
+
+}  // namespace ember

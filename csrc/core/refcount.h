@@ -1,0 +1,52 @@
+// Intrusive reference counting for the core's shared objects (StorageImpl, TensorImpl).
+#pragma once
+#include <atomic>
+#include <utility>
+
+namespace ember {
+
+class RefCounted {
+ public:
+  RefCounted() = default;
+  RefCounted(const RefCounted&) = delete;
+  RefCounted& operator=(const RefCounted&) = delete;
+  virtual ~RefCounted() = default;
+  void retain() const { count_.fetch_add(1, std::memory_order_relaxed); }
+  void release() const {
+    if (count_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+  int use_count() const { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<int> count_{0};
+};
+
+// Owning pointer to a RefCounted object.
+template <class T>
+class Ref {
+ public:
+  Ref() = default;
+  Ref(T* p) : p_(p) { if (p_) p_->retain(); }
+  Ref(const Ref& o) : p_(o.p_) { if (p_) p_->retain(); }
+  Ref(Ref&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  template <class U>
+  Ref(const Ref<U>& o) : Ref(o.get()) {}
+  ~Ref() { if (p_) p_->release(); }
+  Ref& operator=(Ref o) noexcept { std::swap(p_, o.p_); return *this; }
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  bool operator==(const Ref& o) const { return p_ == o.p_; }
+  bool operator!=(const Ref& o) const { return p_ != o.p_; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+template <class T, class... Args>
+Ref<T> make_ref(Args&&... args) {
+  return Ref<T>(new T(std::forward<Args>(args)...));
+}
+
+}  // namespace ember

@@ -1,0 +1,53 @@
+// StorageImpl: a flat block of bytes that tensors view. Owned memory comes from the
+// allocator and can be resized; external memory (a numpy array, a mapped file) is
+// released through its deleter and cannot be resized.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include "core/refcount.h"
+
+namespace ember {
+
+class StorageImpl : public RefCounted {
+ public:
+  using Deleter = void (*)(void* context, void* data, size_t nbytes);
+
+  explicit StorageImpl(size_t nbytes);  // owned, uninitialized
+  StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context, bool writable = true);
+  ~StorageImpl() override;
+
+  char* data() const { return static_cast<char*>(data_); }
+  size_t nbytes() const { return nbytes_; }
+  bool resizable() const { return deleter_ == nullptr; }
+  bool writable() const { return writable_; }
+  // Reallocates (keeping the common prefix); throws for external memory.
+  void resize(size_t nbytes);
+
+  // Note [The version counter lives on the storage]
+  // Every in-place write bumps the version of the storage it writes; all views of a
+  // storage share it, so autograd can tell when a saved tensor was overwritten, and
+  // nothing is allocated per tensor for it.
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+  // The Python object wrapping this storage, if one exists (not owned): see
+  // Note [One Python object per native object] in csrc/python/tensor.h.
+  void* pyobj = nullptr;
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Deleter deleter_ = nullptr;
+  void* context_ = nullptr;
+  bool writable_ = true;
+  std::atomic<uint32_t> version_{0};
+};
+
+using Storage = Ref<StorageImpl>;
+
+// Maps a file: shared mappings write through to the file (growing it to nbytes when it
+// is shorter); private ones are copy-on-write and need the file to be long enough.
+Storage map_file(const char* filename, bool shared, size_t nbytes);
+
+}  // namespace ember

@@ -1,0 +1,106 @@
+#include "core/tensor.h"
+
+#include <sstream>
+
+namespace ember {
+
+TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype)
+    : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)),
+      strides_(std::move(strides)), dtype_(dtype) {
+  refresh();
+}
+
+TensorImpl::~TensorImpl() = default;
+
+void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides) {
+  storage_ = std::move(storage);
+  offset_ = offset;
+  set_sizes_strides(std::move(sizes), std::move(strides));
+}
+
+void TensorImpl::set_sizes_strides(Dims sizes, Dims strides) {
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  int64_t n = 1;
+  for (int64_t s : sizes_) n *= s;
+  numel_ = n;
+  bool contiguous = true;
+  if (n != 0) {
+    int64_t expected = 1;
+    for (size_t i = sizes_.size(); i-- > 0;) {
+      if (sizes_[i] == 1) continue;
+      if (strides_[i] != expected) { contiguous = false; break; }
+      expected *= sizes_[i];
+    }
+  }
+  is_contiguous_ = contiguous;
+}
+
+int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim())]; }
+
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = ndim > 0 ? ndim : 1;
+  EMBER_CHECK(dim >= -n && dim < n, Index, "Dimension out of range (expected to be in range of [",
+              -n, ", ", n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+std::string sizes_str(IntList sizes) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < sizes.size(); ++i) os << (i ? ", " : "") << sizes[i];
+  os << ']';
+  return os.str();
+}
+
+int64_t checked_numel(IntList sizes, const char* op) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t s : sizes) {
+    EMBER_CHECK(s >= 0, Runtime, op, "(): Trying to create tensor with negative dimension ", s,
+                ": ", sizes_str(sizes));
+    overflow |= __builtin_mul_overflow(n, s, &n);
+  }
+  EMBER_CHECK(!overflow, Runtime, op, "(): Storage size calculation overflowed with sizes=",
+              sizes_str(sizes));
+  return n;
+}
+
+Dims contiguous_strides(IntList sizes) {
+  Dims strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  return strides;
+}
+
+int64_t storage_bytes_needed(IntList sizes, IntList strides, int64_t offset, int64_t itemsize) {
+  int64_t last = offset;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return 0;
+    last += (sizes[i] - 1) * strides[i];
+  }
+  return (last + 1) * itemsize;
+}
+
+Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op) {
+  int64_t n = checked_numel(sizes, op);
+  int64_t nbytes;
+  EMBER_CHECK(!__builtin_mul_overflow(n, itemsize(dtype), &nbytes), Runtime, op,
+              "(): Storage size calculation overflowed with sizes=", sizes_str(sizes));
+  Storage storage = make_ref<StorageImpl>(static_cast<size_t>(nbytes));
+  return Tensor(make_ref<TensorImpl>(std::move(storage), 0, Dims(sizes), contiguous_strides(sizes), dtype));
+}
+
+Tensor make_view(const Tensor& base, Dims sizes, Dims strides, int64_t offset) {
+  return Tensor(make_ref<TensorImpl>(base.storage(), offset, std::move(sizes), std::move(strides), base.dtype()));
+}
+
+}  // namespace ember

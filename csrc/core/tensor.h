@@ -1,0 +1,97 @@
+// TensorImpl: a strided view of a storage (offset, sizes, strides, dtype), and Tensor,
+// the reference-counted handle every C++ layer passes around.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include "core/dims.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/storage.h"
+
+namespace ember {
+
+// How a fresh tensor is laid out: like its source when that is dense (Preserve), or
+// row-major (Contiguous).
+enum class MemoryFormat : uint8_t { Preserve, Contiguous };
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype);
+  ~TensorImpl() override;
+
+  const Storage& storage() const { return storage_; }
+  int64_t offset() const { return offset_; }
+  IntList sizes() const { return sizes_; }
+  IntList strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  ScalarType dtype() const { return dtype_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  char* data() const { return storage_->data() + offset_ * itemsize(dtype_); }
+
+  // set_(): point at another storage or another region of the same one.
+  void set(Storage storage, int64_t offset, Dims sizes, Dims strides);
+  void set_sizes_strides(Dims sizes, Dims strides);
+
+  // The Python object wrapping this tensor, if any (not owned); see
+  // Note [One Python object per native object] in csrc/python/tensor.h.
+  void* pyobj = nullptr;
+
+ private:
+  void refresh();  // recompute numel_ and is_contiguous_ after sizes/strides change
+
+  Storage storage_;
+  int64_t offset_;
+  Dims sizes_, strides_;
+  int64_t numel_ = 1;
+  ScalarType dtype_;
+  bool is_contiguous_ = true;
+  // Autograd (issue 4) adds its record here as one owning pointer, null for tensors
+  // that need no grad, so plain tensors stay this size.
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(Ref<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return bool(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const Ref<TensorImpl>& ref() const { return impl_; }
+
+  IntList sizes() const { return impl_->sizes(); }
+  IntList strides() const { return impl_->strides(); }
+  int64_t dim() const { return impl_->dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  ScalarType dtype() const { return impl_->dtype(); }
+  int64_t offset() const { return impl_->offset(); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  const Storage& storage() const { return impl_->storage(); }
+  char* data() const { return impl_->data(); }
+  int64_t itemsize() const { return ember::itemsize(dtype()); }
+  int64_t size(int64_t d) const;    // d may be negative
+  int64_t stride(int64_t d) const;
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+ private:
+  Ref<TensorImpl> impl_;
+};
+
+// Wraps a possibly negative dim into [0, ndim); IndexError names the valid range.
+// A 0-dim tensor accepts dims -1 and 0 as torch does.
+int64_t wrap_dim(int64_t dim, int64_t ndim);
+
+// numel of sizes with every size checked non-negative and the product checked for
+// overflow (RuntimeError names the sizes).
+int64_t checked_numel(IntList sizes, const char* op);
+Dims contiguous_strides(IntList sizes);
+// The bytes a tensor of these sizes and strides reaches beyond its first element, + 1 element.
+int64_t storage_bytes_needed(IntList sizes, IntList strides, int64_t offset, int64_t itemsize);
+std::string sizes_str(IntList sizes);  // "[2, 3]"
+
+// A fresh contiguous tensor (uninitialized memory).
+Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op = "empty");
+// A tensor viewing `base`'s storage.
+Tensor make_view(const Tensor& base, Dims sizes, Dims strides, int64_t offset);
+
+}  // namespace ember

@@ -1,0 +1,69 @@
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include "kernels/copy.h"
+#include "kernels/loops.h"
+
+namespace ember::kernels::copy {
+
+// A 2-D loop where one operand walks memory against the other's order (a transpose):
+// copy it in square tiles so both sides stay in cache.
+template <class Dst, class Src>
+void copy_tiled(const Loop& loop) {
+  constexpr int64_t kTile = 64;
+  const int64_t cols = loop.shape[0], rows = loop.shape[1];
+  const int64_t ds0 = loop.strides[0][0], ds1 = loop.strides[1][0];
+  const int64_t ss0 = loop.strides[0][1], ss1 = loop.strides[1][1];
+  char* const dst = loop.data[0];
+  const char* const src = loop.data[1];
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  LongWork long_work(loop.numel);
+  parallel_for(0, row_tiles, std::max<int64_t>(1, kGrainSize / (kTile * cols)), [&](int64_t b, int64_t e) {
+    for (int64_t rt = b; rt < e; ++rt) {
+      const int64_t r0 = rt * kTile, r1 = std::min(rows, r0 + kTile);
+      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+        const int64_t c1 = std::min(cols, c0 + kTile);
+        for (int64_t r = r0; r < r1; ++r) {
+          char* d = dst + r * ds1;
+          const char* s = src + r * ss1;
+          for (int64_t c = c0; c < c1; ++c)
+            *reinterpret_cast<Dst*>(d + c * ds0) = cast<Dst>(*reinterpret_cast<const Src*>(s + c * ss0));
+        }
+      }
+    }
+  });
+}
+
+template <class Dst, class Src>
+void copy_typed(const Tensor& dst, const Tensor& src) {
+  Loop loop = make_loop({&dst, &src});
+  const bool transposing = loop.ndim == 2 && loop.numel >= 4096 &&
+                           (loop.strides[0][0] != int64_t(sizeof(Dst)) || loop.strides[0][1] != int64_t(sizeof(Src)));
+  if (transposing) return copy_tiled<Dst, Src>(loop);
+  run_loop(loop, [](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == int64_t(sizeof(Dst)) && s[1] == int64_t(sizeof(Src))) {
+      auto* d = reinterpret_cast<Dst*>(p[0]);
+      auto* x = reinterpret_cast<const Src*>(p[1]);
+      if constexpr (std::is_same_v<Dst, Src>) {
+        std::memcpy(d, x, n * sizeof(Dst));
+      } else {
+        for (int64_t i = 0; i < n; ++i) d[i] = cast<Dst>(x[i]);
+      }
+    } else if (s[1] == 0) {  // a broadcast scalar
+      Dst v = cast<Dst>(*reinterpret_cast<const Src*>(p[1]));
+      for (int64_t i = 0; i < n; ++i) at<Dst>(p[0], s[0], i) = v;
+    } else {
+      for (int64_t i = 0; i < n; ++i) at<Dst>(p[0], s[0], i) = cast<Dst>(at<Src>(p[1], s[1], i));
+    }
+  });
+}
+
+template <class Dst>
+void Kernels<Dst>::copy(const Tensor& dst, const Tensor& src) {
+  visit_dtype(src.dtype(), [&](auto tag) {
+    using Src = typename decltype(tag)::type;
+    copy_typed<Dst, Src>(dst, src);
+  });
+}
+
+}  // namespace ember::kernels::copy

@@ -1,0 +1,87 @@
+// The one strided iterator. A Loop holds N operands of one shape (callers broadcast
+// first, with expand): dims are ordered by the first operand's strides (smallest
+// innermost) and merged where every operand is contiguous across them, so most loops
+// become one long 1-D run. run_loop() splits the elements across threads above a grain
+// size and hands the kernel 1-D strided pieces: inner(ptrs, byte_strides, n).
+#pragma once
+#include <cstdint>
+#include "core/parallel.h"
+#include "core/tensor.h"
+
+namespace ember::kernels {
+
+constexpr int kMaxOperands = 8;
+constexpr int kMaxLoopDims = 64;
+
+struct Loop {
+  int nops = 0;
+  int ndim = 0;                                // after merging; dim 0 is innermost
+  int64_t numel = 0;
+  int64_t shape[kMaxLoopDims];
+  int64_t strides[kMaxLoopDims][kMaxOperands];  // bytes
+  char* data[kMaxOperands];
+};
+
+// tensors[0] is usually the output; all must have the same sizes.
+Loop make_loop(const Tensor* const* tensors, int n);
+inline Loop make_loop(std::initializer_list<const Tensor*> tensors) {
+  return make_loop(tensors.begin(), static_cast<int>(tensors.size()));
+}
+
+// True when every operand is contiguous over the whole (merged) loop.
+inline bool is_contiguous_1d(const Loop& loop, const int64_t* itemsizes) {
+  if (loop.ndim > 1) return false;
+  for (int k = 0; k < loop.nops; ++k)
+    if (loop.ndim == 1 && loop.strides[0][k] != itemsizes[k]) return false;
+  return true;
+}
+
+// Calls inner(char** ptrs, const int64_t* strides, int64_t n) over elements [begin, end).
+template <class Inner>
+void loop_range(const Loop& loop, int64_t begin, int64_t end, Inner& inner) {
+  const int nops = loop.nops;
+  char* ptrs[kMaxOperands];
+  int64_t idx[kMaxLoopDims];
+  int64_t rem = begin;
+  for (int k = 0; k < nops; ++k) ptrs[k] = loop.data[k];
+  for (int d = 0; d < loop.ndim; ++d) {
+    idx[d] = rem % loop.shape[d];
+    rem /= loop.shape[d];
+    for (int k = 0; k < nops; ++k) ptrs[k] += idx[d] * loop.strides[d][k];
+  }
+  if (loop.ndim == 0) {  // a single element
+    if (begin < end) inner(ptrs, loop.strides[0], int64_t(1));
+    return;
+  }
+  int64_t left = end - begin;
+  while (left > 0) {
+    int64_t n = loop.shape[0] - idx[0];
+    if (n > left) n = left;
+    inner(ptrs, loop.strides[0], n);
+    left -= n;
+    if (left == 0) break;
+    // step to the start of the next row, carrying into outer dims
+    for (int k = 0; k < nops; ++k) ptrs[k] -= idx[0] * loop.strides[0][k];
+    idx[0] = 0;
+    for (int d = 1; d < loop.ndim; ++d) {
+      for (int k = 0; k < nops; ++k) ptrs[k] += loop.strides[d][k];
+      if (++idx[d] < loop.shape[d]) break;
+      for (int k = 0; k < nops; ++k) ptrs[k] -= idx[d] * loop.strides[d][k];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class Inner>
+void run_loop(const Loop& loop, Inner&& inner, int64_t grain = kGrainSize) {
+  LongWork long_work(loop.numel);
+  parallel_for(0, loop.numel, grain, [&](int64_t b, int64_t e) { loop_range(loop, b, e, inner); });
+}
+
+// Element access through a byte pointer.
+template <class T>
+inline T& at(char* p, int64_t stride, int64_t i) {
+  return *reinterpret_cast<T*>(p + i * stride);
+}
+
+}  // namespace ember::kernels

@@ -1,0 +1,171 @@
+// Copies, conversions and fills. See declarations/ops/copy.yaml.
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include "kernels/copy.h"
+#include "kernels/fill.h"
+#include "ops/internal.h"
+#include "ops/shape.h"
+#include "ops_decl.h"
+
+namespace ember::ops {
+namespace {
+
+std::atomic<ScalarType> g_default_dtype{ScalarType::Float32};
+
+// Byte ranges [first, last) that self and other may touch.
+bool may_overlap(const Tensor& a, const Tensor& b) {
+  if (a.storage() != b.storage() || a.numel() == 0 || b.numel() == 0) return false;
+  auto range = [](const Tensor& t, int64_t& lo, int64_t& hi) {
+    lo = t.offset() * t.itemsize();
+    hi = storage_bytes_needed(t.sizes(), t.strides(), t.offset(), t.itemsize());
+  };
+  int64_t alo, ahi, blo, bhi;
+  range(a, alo, ahi);
+  range(b, blo, bhi);
+  return alo < bhi && blo < ahi;
+}
+
+bool same_layout(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.dtype() == b.dtype() &&
+         a.sizes() == b.sizes() && a.strides() == b.strides();
+}
+
+}  // namespace
+
+ScalarType default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
+
+void set_default_dtype(ScalarType dtype) {
+  EMBER_CHECK(is_floating(dtype), Type, "only floating-point types are supported as the default type");
+  g_default_dtype.store(dtype);
+}
+
+void check_no_internal_overlap(const Tensor& self, const char* op) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    EMBER_CHECK(self.strides()[d] != 0 || self.sizes()[d] <= 1, Runtime, op,
+                "(): unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation.");
+}
+
+Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
+  (void)non_blocking;  // CPU copies are synchronous
+  Dims shape = broadcast_shapes(self.sizes(), src.sizes());
+  EMBER_CHECK(IntList(shape) == self.sizes(), Runtime, "copy_(): the source of shape ", sizes_str(src.sizes()),
+              " cannot be broadcast to the destination of shape ", sizes_str(self.sizes()));
+  if (same_layout(self, src) || self.numel() == 0) return self;
+  check_no_internal_overlap(self, "copy_");
+  Tensor from = src;
+  if (may_overlap(self, src)) from = clone(src, MemoryFormat::Contiguous);
+  if (from.sizes() != self.sizes()) from = expand(from, self.sizes());
+  self.storage()->bump_version();
+  visit_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::copy::Kernels<T>::copy(self, from);
+  });
+  return self;
+}
+
+Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format) {
+  if (format == MemoryFormat::Contiguous) return empty_tensor(self.sizes(), dtype);
+  Dims strides = preserved_strides(self);
+  Tensor out = empty_tensor(self.sizes(), dtype);
+  out.impl()->set_sizes_strides(Dims(self.sizes()), std::move(strides));
+  return out;
+}
+
+Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
+  Tensor out = empty_like_format(self, self.dtype(), memory_format.value_or(MemoryFormat::Preserve));
+  return copy_(out, self, false);
+}
+
+Tensor contiguous(const Tensor& self, MemoryFormat memory_format) {
+  (void)memory_format;  // only row-major exists here: contiguous_format (or preserve)
+  if (self.is_contiguous()) return self;
+  return clone(self, MemoryFormat::Contiguous);
+}
+
+Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy,
+                std::optional<MemoryFormat> memory_format) {
+  MemoryFormat format = memory_format.value_or(MemoryFormat::Preserve);
+  bool layout_ok = format == MemoryFormat::Preserve || self.is_contiguous();
+  if (dtype == self.dtype() && !copy && layout_ok) return self;
+  Tensor out = empty_like_format(self, dtype, format);
+  return copy_(out, self, non_blocking);
+}
+
+Tensor to_device(const Tensor& self, std::optional<ScalarType> dtype, bool non_blocking, bool copy,
+                 std::optional<MemoryFormat> memory_format) {
+  return to_dtype(self, dtype.value_or(self.dtype()), non_blocking, copy, memory_format);
+}
+
+Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy,
+                std::optional<MemoryFormat> memory_format) {
+  return to_dtype(self, other.dtype(), non_blocking, copy, memory_format);
+}
+
+Scalar item(const Tensor& self) {
+  EMBER_CHECK(self.numel() == 1, Runtime, "a Tensor with ", self.numel(),
+              " elements cannot be converted to Scalar");
+  return visit_dtype(self.dtype(), [&](auto tag) -> Scalar {
+    using T = typename decltype(tag)::type;
+    T v = *reinterpret_cast<const T*>(self.data());
+    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
+    else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
+    else return Scalar(static_cast<double>(static_cast<compute_t<T>>(v)));
+  });
+}
+
+Tensor scalar_tensor(const Scalar& value, ScalarType dtype) {
+  Tensor out = empty_tensor({}, dtype);
+  visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *reinterpret_cast<T*>(out.data()) = value.to<T>();
+  });
+  return out;
+}
+
+void check_convertible(const Scalar& value, ScalarType dtype, const char* op) {
+  visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      return;
+    } else if constexpr (std::is_integral_v<T>) {
+      bool ok = value.is_floating()
+                    ? !(value.to_double() < double(std::numeric_limits<T>::lowest()) ||
+                        value.to_double() > double(std::numeric_limits<T>::max()))
+                    : value.to_int64() >= int64_t(std::numeric_limits<T>::lowest()) &&
+                          (value.to_int64() < 0 || uint64_t(value.to_int64()) <= uint64_t(std::numeric_limits<T>::max()));
+      EMBER_CHECK(ok || std::isnan(value.to_double()), Runtime, op, "(): value cannot be converted to type ",
+                  info(dtype).name, " without overflow");
+    } else {
+      double v = value.to_double();
+      double limit = dtype == ScalarType::Float16 ? 65504.0
+                     : dtype == ScalarType::Float32 || dtype == ScalarType::BFloat16
+                         ? double(std::numeric_limits<float>::max())
+                         : std::numeric_limits<double>::max();
+      EMBER_CHECK(!std::isfinite(v) || std::fabs(v) <= limit || dtype == ScalarType::Float64, Runtime, op,
+                  "(): value cannot be converted to type ", info(dtype).name, " without overflow");
+    }
+  });
+}
+
+Tensor fill_Scalar_(const Tensor& self, const Scalar& value) {
+  check_convertible(value, self.dtype(), "fill_");
+  check_no_internal_overlap(self, "fill_");
+  self.storage()->bump_version();
+  visit_dtype(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::fill::Kernels<T>::fill(self, value);
+  });
+  return self;
+}
+
+Tensor fill_Tensor_(const Tensor& self, const Tensor& value) {
+  EMBER_CHECK(value.dim() == 0, Runtime, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  return fill_Scalar_(self, item(value));
+}
+
+Tensor zero_(const Tensor& self) { return fill_Scalar_(self, Scalar(int64_t(0))); }
+
+}  // namespace ember::ops

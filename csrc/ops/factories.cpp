@@ -1,0 +1,141 @@
+// Tensor factories. See declarations/ops/factories.yaml.
+#include <cmath>
+#include "kernels/range.h"
+#include "ops/internal.h"
+#include "ops_decl.h"
+
+namespace ember::ops {
+namespace {
+
+Tensor filled(IntList size, ScalarType dtype, const Scalar& value) {
+  return fill_Scalar_(empty_tensor(size, dtype), value);
+}
+
+Tensor filled_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> format,
+                   const Scalar& value) {
+  Tensor out = empty_like_format(self, dtype.value_or(self.dtype()), format.value_or(MemoryFormat::Preserve));
+  return fill_Scalar_(out, value);
+}
+
+}  // namespace
+
+Tensor empty(IntList size, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
+  (void)memory_format;  // every fresh tensor is row-major
+  return empty_tensor(size, dtype.value_or(default_dtype()));
+}
+
+Tensor zeros(IntList size, std::optional<ScalarType> dtype) {
+  return filled(size, dtype.value_or(default_dtype()), Scalar(int64_t(0)));
+}
+
+Tensor ones(IntList size, std::optional<ScalarType> dtype) {
+  return filled(size, dtype.value_or(default_dtype()), Scalar(int64_t(1)));
+}
+
+Tensor full(IntList size, const Scalar& fill_value, std::optional<ScalarType> dtype) {
+  return filled(size, dtype.value_or(fill_value.default_dtype(default_dtype())), fill_value);
+}
+
+Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
+  return empty_like_format(self, dtype.value_or(self.dtype()), memory_format.value_or(MemoryFormat::Preserve));
+}
+
+Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
+  return filled_like(self, dtype, memory_format, Scalar(int64_t(0)));
+}
+
+Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
+  return filled_like(self, dtype, memory_format, Scalar(int64_t(1)));
+}
+
+Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<ScalarType> dtype,
+                 std::optional<MemoryFormat> memory_format) {
+  return filled_like(self, dtype, memory_format, fill_value);
+}
+
+Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<ScalarType> dtype) {
+  const bool integral = start.is_integral() && end.is_integral() && step.is_integral();
+  ScalarType dt = dtype.value_or(integral ? ScalarType::Int64 : default_dtype());
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), Runtime, "unsupported range: ", s, " -> ", e);
+  EMBER_CHECK(st != 0, Runtime, "step must be nonzero");
+  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), Runtime,
+              "upper bound and larger bound inconsistent with step sign");
+  int64_t n;
+  if (integral) {
+    const int64_t a = start.to_int64(), b = end.to_int64(), c = step.to_int64();
+    n = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+  } else {
+    double len = std::ceil((e - s) / st);
+    EMBER_CHECK(len >= 0 && len < 9.2e18, Runtime, "invalid size, possible overflow?");
+    n = static_cast<int64_t>(len);
+  }
+  Tensor out = empty_tensor({n}, dt, "arange");
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::range::Kernels<T>::arange(out, start, step);
+  });
+  return out;
+}
+
+Tensor arange(const Scalar& end, std::optional<ScalarType> dtype) {
+  return arange_start(Scalar(int64_t(0)), end, Scalar(int64_t(1)), dtype);
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(steps >= 0, Runtime, "number of steps must be non-negative");
+  ScalarType dt = dtype.value_or(default_dtype());
+  Tensor out = empty_tensor({steps}, dt, "linspace");
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::range::Kernels<T>::linspace(out, start.to_double(), end.to_double());
+  });
+  return out;
+}
+
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(steps >= 0, Runtime, "number of steps must be non-negative");
+  ScalarType dt = dtype.value_or(default_dtype());
+  Tensor out = empty_tensor({steps}, dt, "logspace");
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::range::Kernels<T>::logspace(out, start.to_double(), end.to_double(), base);
+  });
+  return out;
+}
+
+Tensor eye_m(int64_t n, int64_t m, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(n >= 0, Runtime, "n must be greater or equal to 0, got ", n);
+  EMBER_CHECK(m >= 0, Runtime, "m must be greater or equal to 0, got ", m);
+  Tensor out = zeros({n, m}, dtype);
+  if (n > 0 && m > 0) fill_Scalar_(diagonal(out, 0, 0, 1), Scalar(int64_t(1)));
+  return out;
+}
+
+Tensor eye(int64_t n, std::optional<ScalarType> dtype) { return eye_m(n, n, dtype); }
+
+Tensor empty_strided(IntList size, IntList stride, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(size.size() == stride.size(), Runtime, "mismatch in length of strides and shape");
+  ScalarType dt = dtype.value_or(default_dtype());
+  checked_numel(size, "empty_strided");
+  for (int64_t s : stride)
+    EMBER_CHECK(s >= 0, Runtime, "empty_strided: negative strides are not supported, got ", sizes_str(stride));
+  Tensor base = empty_tensor({0}, dt, "empty_strided");
+  // Size the storage for the furthest element, with overflow checks, then view it.
+  int64_t last = 0;
+  bool empty = false, overflow = false;
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] == 0) empty = true;
+    int64_t reach;
+    overflow |= __builtin_mul_overflow(size[i] > 0 ? size[i] - 1 : 0, stride[i], &reach);
+    overflow |= __builtin_add_overflow(last, reach, &last);
+  }
+  int64_t nbytes = 0;
+  if (!empty) overflow |= __builtin_mul_overflow(last + 1, itemsize(dt), &nbytes);
+  EMBER_CHECK(!overflow, Runtime, "empty_strided(): Storage size calculation overflowed with sizes=",
+              sizes_str(size), " and strides=", sizes_str(stride));
+  base.storage()->resize(static_cast<size_t>(nbytes));
+  return make_view(base, Dims(size), Dims(stride), 0);
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,29 @@
+// Helpers shared by ops and the binding layer that are not Python-visible ops.
+#pragma once
+#include <vector>
+#include "core/scalar.h"
+#include "core/tensor.h"
+
+namespace ember::ops {
+
+// self[start:stop:step] along dim (Python slice semantics, step > 0; dim already wrapped).
+Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step);
+// RuntimeError unless a tensor of these sizes/strides/offset fits in the storage.
+void check_in_storage(const Storage& storage, IntList size, IntList stride, int64_t offset, int64_t itemsize);
+// Advanced indexing: self[indices], an undefined entry standing for a full slice.
+Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
+// The value of a one-element tensor.
+Scalar item(const Tensor& self);
+// A 0-dim tensor holding value.
+Tensor scalar_tensor(const Scalar& value, ScalarType dtype);
+// RuntimeError when value does not fit dtype (torch's fill_/full check).
+void check_convertible(const Scalar& value, ScalarType dtype, const char* op);
+// RuntimeError when writing self would write one memory location twice (stride 0).
+void check_no_internal_overlap(const Tensor& self, const char* op);
+// A fresh tensor shaped like self, laid out per format.
+Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format);
+
+ScalarType default_dtype();
+void set_default_dtype(ScalarType dtype);  // TypeError unless floating
+
+}  // namespace ember::ops

@@ -1,0 +1,101 @@
+#include "ops/shape.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ember::ops {
+
+Dims infer_size(IntList shape, int64_t numel) {
+  Dims out(shape);
+  int64_t known = 1, infer_at = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      EMBER_CHECK(infer_at < 0, Runtime, "only one dimension can be inferred");
+      infer_at = static_cast<int64_t>(i);
+    } else {
+      EMBER_CHECK(shape[i] >= 0, Runtime, "invalid shape dimension ", shape[i]);
+      EMBER_CHECK(!__builtin_mul_overflow(known, shape[i], &known), Runtime, "shape '",
+                  sizes_str(shape), "' is invalid for input of size ", numel);
+    }
+  }
+  if (infer_at >= 0) {
+    EMBER_CHECK(known != 0, Runtime, "cannot reshape tensor of ", numel,
+                " elements into shape ", sizes_str(shape),
+                " because the unspecified dimension size -1 can be any value and is ambiguous");
+    EMBER_CHECK(numel % known == 0, Runtime, "shape '", sizes_str(shape), "' is invalid for input of size ", numel);
+    out[infer_at] = numel / known;
+  } else {
+    EMBER_CHECK(known == numel, Runtime, "shape '", sizes_str(shape), "' is invalid for input of size ", numel);
+  }
+  return out;
+}
+
+Dims broadcast_shapes(IntList a, IntList b) {
+  const size_t n = std::max(a.size(), b.size());
+  Dims out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    EMBER_CHECK(x == y || x == 1 || y == 1, Runtime, "The size of tensor a (", x,
+                ") must match the size of tensor b (", y, ") at non-singleton dimension ", i);
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+std::optional<Dims> view_strides(IntList sizes, IntList strides, IntList new_sizes) {
+  Dims out(new_sizes.size());
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0 || sizes.empty()) {
+    // nothing to keep consistent: empty tensors and scalars take contiguous strides
+    return contiguous_strides(new_sizes);
+  }
+  // Walk the old dims from the innermost; a run of old dims that are contiguous with each
+  // other ("a chunk") can be re-split into any new dims whose product equals the chunk's.
+  int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
+  int64_t chunk_stride = strides.back();
+  int64_t chunk_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    chunk_numel *= sizes[d];
+    bool chunk_ends = d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != chunk_numel * chunk_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < chunk_numel || new_sizes[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_stride;
+      view_numel *= new_sizes[view_d];
+      --view_d;
+    }
+    if (view_numel != chunk_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_stride = strides[d - 1];
+      chunk_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+Dims preserved_strides(const Tensor& self) {
+  const int64_t nd = self.dim();
+  if (self.is_contiguous() || nd == 0) return contiguous_strides(self.sizes());
+  // Order dims from outermost (largest stride) to innermost; dense when the strides are
+  // exactly those of a contiguous tensor in that order.
+  std::vector<int64_t> perm(nd);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    return self.strides()[a] > self.strides()[b];
+  });
+  Dims out(nd);
+  int64_t expected = 1;
+  bool dense = true;
+  for (int64_t i = nd - 1; i >= 0; --i) {
+    int64_t d = perm[i], size = self.sizes()[d];
+    if (size != 1 && self.strides()[d] != expected) dense = false;
+    out[d] = expected;
+    expected *= std::max<int64_t>(size, 1);
+  }
+  return dense ? out : contiguous_strides(self.sizes());
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,18 @@
+// Shape arithmetic shared by ops: -1 inference, broadcasting, view strides.
+#pragma once
+#include <optional>
+#include "core/tensor.h"
+
+namespace ember::ops {
+
+// Replaces one -1 in `shape` by what makes its product equal numel.
+Dims infer_size(IntList shape, int64_t numel);
+// The broadcast of two shapes (RuntimeError names both when they do not broadcast).
+Dims broadcast_shapes(IntList a, IntList b);
+// Strides that let a tensor with these sizes/strides be viewed with new_sizes, if any.
+std::optional<Dims> view_strides(IntList sizes, IntList strides, IntList new_sizes);
+// Strides for a fresh tensor laid out like `self` when self is dense (no gaps, no
+// overlap: preserve_format), else contiguous strides.
+Dims preserved_strides(const Tensor& self);
+
+}  // namespace ember::ops

@@ -1,0 +1,367 @@
+#include "python/arg_parser.h"
+
+#include <cstring>
+#include "ops/internal.h"
+#include "python/errors.h"
+#include "python/objects.h"
+
+namespace ember::python {
+
+PythonConstants g_constants;
+
+namespace {
+
+const char* type_label(PyObject* o) {
+  if (o == Py_None) return "NoneType";
+  if (is_tensor(o)) return "Tensor";
+  return Py_TYPE(o)->tp_name;
+}
+
+bool is_zero_dim_tensor(PyObject* o) { return is_tensor(o) && unwrap(o).dim() == 0; }
+
+bool is_generator(PyObject* o) { return PyObject_TypeCheck(o, &GeneratorType); }
+
+bool accepts_int_list(PyObject* o, bool varargs) {
+  if (varargs && is_int_like(o)) return true;
+  if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!is_int_like(items[i])) return false;
+  return true;
+}
+
+bool accepts_tensor_list(PyObject* o, bool items_optional) {
+  if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!is_tensor(items[i]) && !(items_optional && items[i] == Py_None)) return false;
+  return true;
+}
+
+bool accepts(const Param& p, PyObject* o) {
+  if (o == Py_None) return p.optional;
+  switch (p.type) {
+    case PType::Tensor: return is_tensor(o);
+    case PType::TensorList: return accepts_tensor_list(o, false);
+    case PType::OptionalTensorList: return accepts_tensor_list(o, true);
+    case PType::Int: return is_int_like(o);
+    case PType::IntList: return accepts_int_list(o, p.varargs);
+    case PType::Float: return PyFloat_Check(o) || is_int_like(o) || is_scalar_like(o);
+    case PType::Bool: return PyBool_Check(o);
+    case PType::Scalar: return is_scalar_like(o);
+    case PType::DType: return as_dtype(o).has_value();
+    case PType::Device:
+      return PyUnicode_Check(o) || (g_constants.device_type && PyObject_TypeCheck(o, (PyTypeObject*)g_constants.device_type));
+    case PType::Generator: return is_generator(o);
+    case PType::Layout: return o == g_constants.strided;
+    case PType::MemoryFormat:
+      return o == g_constants.contiguous_format || o == g_constants.preserve_format || o == g_constants.channels_last;
+    case PType::String: return PyUnicode_Check(o);
+  }
+  return false;
+}
+
+const char* expected_label(const Param& p) {
+  switch (p.type) {
+    case PType::Tensor: return "Tensor";
+    case PType::TensorList: return "tuple of Tensors";
+    case PType::OptionalTensorList: return "tuple of Tensors or None";
+    case PType::Int: return "int";
+    case PType::IntList: return "tuple of ints";
+    case PType::Float: return "float";
+    case PType::Bool: return "bool";
+    case PType::Scalar: return "Number";
+    case PType::DType: return "ember.dtype";
+    case PType::Device: return "ember.device";
+    case PType::Generator: return "ember.Generator";
+    case PType::Layout: return "ember.layout";
+    case PType::MemoryFormat: return "ember.memory_format";
+    case PType::String: return "str";
+  }
+  return "?";
+}
+
+bool name_is(PyObject* key, const char* name) {
+  return PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, name) == 0;
+}
+
+// Matches one overload. On failure, writes the reason into *why when why is non-null.
+bool try_match(const Signature& sig, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, Args& out,
+               std::string* why) {
+  const int np = sig.nparams;
+  for (int i = 0; i < np; ++i) out.obj[i] = nullptr;
+  out.varargs = nullptr;
+  out.nvarargs = 0;
+  out.varargs_param = -1;
+
+  Py_ssize_t pos = 0;
+  int npositional = 0;
+  for (int i = 0; i < np; ++i) {
+    const Param& p = sig.params[i];
+    if (p.kwonly) break;
+    ++npositional;
+    if (pos >= nargs) continue;
+    // int... : x.view(2, 3) passes the sizes as separate arguments
+    if (p.varargs && is_int_like(args[pos]) && (nargs - pos > 1 || !accepts_int_list(args[pos], false))) {
+      for (Py_ssize_t k = pos; k < nargs; ++k) {
+        if (!is_int_like(args[k])) {
+          if (why) *why = std::string(sig.name) + "(): argument '" + p.name + "' must be tuple of ints, but found element of type " + type_label(args[k]) + " at pos " + std::to_string(k - pos);
+          return false;
+        }
+      }
+      out.obj[i] = Py_None;  // placeholder: the list lives in varargs
+      out.varargs = args + pos;
+      out.nvarargs = nargs - pos;
+      out.varargs_param = i;
+      pos = nargs;
+      continue;
+    }
+    if (!accepts(p, args[pos])) {
+      if (why) *why = std::string(sig.name) + "(): argument '" + p.name + "' (position " + std::to_string(pos + 1) + ") must be " + expected_label(p) + ", not " + type_label(args[pos]);
+      return false;
+    }
+    out.obj[i] = args[pos++];
+  }
+  if (pos < nargs) {
+    if (why) *why = std::string(sig.name) + "() takes " + std::to_string(npositional) + " positional argument" + (npositional == 1 ? "" : "s") + " but " + std::to_string(nargs) + " were given";
+    return false;
+  }
+  if (kwnames) {
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; ++k) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+      PyObject* value = args[nargs + k];
+      int found = -1;
+      for (int i = 0; i < np; ++i)
+        if (name_is(key, sig.params[i].name)) { found = i; break; }
+      if (found < 0) {
+        if (why) *why = std::string(sig.name) + "() got an unexpected keyword argument '" + PyUnicode_AsUTF8(key) + "'";
+        return false;
+      }
+      if (out.obj[found]) {
+        if (why) *why = std::string(sig.name) + "() got multiple values for argument '" + sig.params[found].name + "'";
+        return false;
+      }
+      const Param& p = sig.params[found];
+      if (!accepts(p, value)) {
+        if (why) *why = std::string(sig.name) + "(): argument '" + p.name + "' must be " + expected_label(p) + ", not " + type_label(value);
+        return false;
+      }
+      out.obj[found] = value;
+    }
+  }
+  for (int i = 0; i < np; ++i) {
+    if (!out.obj[i] && !sig.params[i].has_default) {
+      if (why) *why = std::string(sig.name) + "() missing 1 required positional argument: \"" + sig.params[i].name + "\"";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string got_text(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  std::string s = "(";
+  for (Py_ssize_t i = 0; i < nargs; ++i) s += std::string(i ? ", " : "") + type_label(args[i]);
+  if (kwnames) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
+      s += std::string(nargs + k ? ", " : "") + PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)) + "=" +
+           type_label(args[nargs + k]);
+    }
+  }
+  return s + ")";
+}
+
+}  // namespace
+
+int parse_args(const Signature* sigs, int nsigs, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+               Args& out) {
+  for (int i = 0; i < nsigs; ++i)
+    if (try_match(sigs[i], args, nargs, kwnames, out, nullptr)) return i;
+  std::string msg;
+  if (nsigs == 1) {
+    try_match(sigs[0], args, nargs, kwnames, out, &msg);
+  } else {
+    msg = std::string(sigs[0].name) + "() received an invalid combination of arguments - got " +
+          got_text(args, nargs, kwnames) + ", but expected one of:";
+    for (int i = 0; i < nsigs; ++i) msg += std::string("\n * ") + sigs[i].text;
+  }
+  PyErr_SetString(PyExc_TypeError, msg.c_str());
+  return -1;
+}
+
+// ---- conversions ----
+
+bool is_int_like(PyObject* o) {
+  if (PyLong_Check(o)) return !PyBool_Check(o);
+  if (is_tensor(o)) return unwrap(o).dim() == 0 && is_integral(unwrap(o).dtype(), false);
+  if (PyFloat_Check(o)) return false;
+  return Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_index && !PyBool_Check(o);
+}
+
+int64_t unpack_int(PyObject* o) {
+  if (is_tensor(o)) return ops::item(unwrap(o)).to_int64();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow) fail(ErrorKind::Runtime, "Overflow when unpacking long");
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    Owned idx(PyNumber_Index(o));
+    if (!idx) throw PythonError{};
+    v = PyLong_AsLongLongAndOverflow(idx.get(), &overflow);
+    if (overflow) fail(ErrorKind::Runtime, "Overflow when unpacking long");
+    if (v == -1 && PyErr_Occurred()) throw PythonError{};
+  }
+  return v;
+}
+
+double unpack_double(PyObject* o) {
+  if (PyFloat_Check(o)) return PyFloat_AS_DOUBLE(o);
+  if (is_tensor(o)) return ops::item(unwrap(o)).to_double();
+  double v = PyFloat_AsDouble(o);
+  if (v == -1.0 && PyErr_Occurred()) throw PythonError{};
+  return v;
+}
+
+bool is_scalar_like(PyObject* o) {
+  if (PyFloat_Check(o) || PyLong_Check(o)) return true;
+  if (is_tensor(o)) return unwrap(o).numel() == 1 && unwrap(o).dim() == 0;
+  PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
+  return nb && (nb->nb_float || nb->nb_index) && !PyUnicode_Check(o);
+}
+
+Scalar unpack_scalar(PyObject* o) {
+  if (PyBool_Check(o)) return Scalar(o == Py_True);
+  if (PyLong_Check(o)) return Scalar(static_cast<int64_t>(unpack_int(o)));
+  if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+  if (is_tensor(o)) return ops::item(unwrap(o));
+  PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
+  if (nb && nb->nb_index && !nb->nb_float) return Scalar(unpack_int(o));
+  // numpy scalars: integers have nb_index, booleans are neither float nor index
+  if (nb && nb->nb_index) return Scalar(unpack_int(o));
+  return Scalar(unpack_double(o));
+}
+
+std::optional<ScalarType> as_dtype(PyObject* o) {
+  if (PyObject_TypeCheck(o, &DTypeType)) return reinterpret_cast<PyDType*>(o)->dtype;
+  if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return ScalarType::Float64;
+  if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return ScalarType::Int64;
+  if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return ScalarType::Bool;
+  return std::nullopt;
+}
+
+bool unpack_int_list(PyObject* o, Dims& out) {
+  if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  out.resize(0);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!is_int_like(items[i])) return false;
+    out.push_back(unpack_int(items[i]));
+  }
+  return true;
+}
+
+// ---- Args getters ----
+
+const Tensor& Args::tensor(int i) const { return unwrap(obj[i]); }
+
+Tensor Args::tensor_or_undefined(int i) const { return given(i) ? unwrap(obj[i]) : Tensor(); }
+
+std::vector<Tensor> Args::tensor_list(int i, bool items_optional) const {
+  (void)items_optional;  // checked by accepts(); None items become undefined tensors
+  std::vector<Tensor> out;
+  PyObject* o = obj[i];
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t k = 0; k < n; ++k) out.push_back(items[k] == Py_None ? Tensor() : unwrap(items[k]));
+  return out;
+}
+
+int64_t Args::to_int(int i) const { return unpack_int(obj[i]); }
+
+std::optional<int64_t> Args::int_opt(int i) const {
+  if (!given(i)) return std::nullopt;
+  return unpack_int(obj[i]);
+}
+
+IntList Args::int_list(int i) {
+  Dims& d = lists_[i];
+  d.resize(0);
+  if (i == varargs_param) {
+    for (Py_ssize_t k = 0; k < nvarargs; ++k) d.push_back(unpack_int(varargs[k]));
+  } else if (given(i)) {
+    if (is_int_like(obj[i])) d.push_back(unpack_int(obj[i]));
+    else unpack_int_list(obj[i], d);
+  }
+  return d;
+}
+
+std::optional<IntList> Args::int_list_opt(int i) {
+  if (!given(i) && i != varargs_param) return std::nullopt;
+  return int_list(i);
+}
+
+double Args::to_double(int i) const { return unpack_double(obj[i]); }
+
+std::optional<double> Args::double_opt(int i) const {
+  if (!given(i)) return std::nullopt;
+  return unpack_double(obj[i]);
+}
+
+std::optional<bool> Args::bool_opt(int i) const {
+  if (!given(i)) return std::nullopt;
+  return obj[i] == Py_True;
+}
+
+Scalar Args::scalar(int i) const { return unpack_scalar(obj[i]); }
+
+std::optional<Scalar> Args::scalar_opt(int i) const {
+  if (!given(i)) return std::nullopt;
+  return unpack_scalar(obj[i]);
+}
+
+ScalarType Args::dtype(int i) const { return *as_dtype(obj[i]); }
+
+std::optional<ScalarType> Args::dtype_opt(int i) const {
+  if (!given(i)) return std::nullopt;
+  return as_dtype(obj[i]);
+}
+
+GeneratorImpl* Args::generator(int i) const {
+  if (!given(i)) return nullptr;
+  return reinterpret_cast<PyGenerator*>(obj[i])->generator.get();
+}
+
+MemoryFormat Args::memory_format(int i) const {
+  PyObject* o = obj[i];
+  if (o == g_constants.channels_last)
+    fail(ErrorKind::NotImplemented, "ember has no channels_last memory format: tensors are row-major (contiguous_format)");
+  return o == g_constants.contiguous_format ? MemoryFormat::Contiguous : MemoryFormat::Preserve;
+}
+
+std::optional<MemoryFormat> Args::memory_format_opt(int i) const {
+  if (!given(i)) return std::nullopt;
+  return memory_format(i);
+}
+
+std::string Args::string(int i) const { return PyUnicode_AsUTF8(obj[i]); }
+
+std::optional<std::string> Args::string_opt(int i) const {
+  if (!given(i)) return std::nullopt;
+  return string(i);
+}
+
+void Args::check_device(int i) const {
+  if (!given(i)) return;
+  PyObject* o = obj[i];
+  Owned text(PyUnicode_Check(o) ? (Py_INCREF(o), o) : PyObject_Str(o));
+  if (!text) throw PythonError{};
+  const char* s = PyUnicode_AsUTF8(text.get());
+  if (!s) throw PythonError{};
+  if (std::strcmp(s, "cpu") == 0 || std::strcmp(s, "cpu:0") == 0) return;
+  fail(ErrorKind::Runtime, "ember runs on the CPU only: device '", s, "' is not available");
+}
+
+}  // namespace ember::python

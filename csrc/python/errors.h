@@ -1,0 +1,43 @@
+// Translating C++ errors into Python exceptions: every generated and hand-written entry
+// point ends in `catch (...) { return set_python_error(); }`.
+#pragma once
+#include <Python.h>
+
+namespace ember::python {
+
+// Thrown when a CPython call failed and left its exception set: pass it through.
+struct PythonError {};
+
+// Sets the Python exception for the in-flight C++ exception; returns nullptr.
+PyObject* set_python_error();
+// The same for slots returning int.
+int set_python_error_int();
+
+// Throws PythonError when a CPython call returned null.
+inline PyObject* check(PyObject* o) {
+  if (!o) throw PythonError{};
+  return o;
+}
+
+// An owned reference, released on scope exit.
+class Owned {
+ public:
+  Owned() = default;
+  explicit Owned(PyObject* o) : o_(o) {}
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  Owned(Owned&& other) noexcept : o_(other.o_) { other.o_ = nullptr; }
+  ~Owned() { Py_XDECREF(o_); }
+  PyObject* get() const { return o_; }
+  PyObject* release() {
+    PyObject* o = o_;
+    o_ = nullptr;
+    return o;
+  }
+  explicit operator bool() const { return o_ != nullptr; }
+
+ private:
+  PyObject* o_ = nullptr;
+};
+
+}  // namespace ember::python

@@ -1,0 +1,195 @@
+// PyInit__C: registers every type and function of ember._C, from one list.
+#include <Python.h>
+#include <xmmintrin.h>
+#include "core/allocator.h"
+#include "core/parallel.h"
+#include "ops/internal.h"
+#include "python/arg_parser.h"
+#include "python/errors.h"
+#include "python/objects.h"
+#include "python_tables.h"  // generated
+
+#ifndef EMBER_BUILD_FLAGS
+#define EMBER_BUILD_FLAGS "unknown"
+#endif
+
+namespace ember::python {
+namespace {
+
+PyObject* f_set_tensor_class(PyObject*, PyObject* cls) {
+  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &TensorBaseType)) {
+    PyErr_SetString(PyExc_TypeError, "_set_tensor_class(): expected a subclass of TensorBase");
+    return nullptr;
+  }
+  Py_INCREF(cls);
+  g_tensor_class = reinterpret_cast<PyTypeObject*>(cls);
+  Py_RETURN_NONE;
+}
+
+// _set_constants(cpu_device, device_type, strided, contiguous_format, preserve_format, channels_last)
+PyObject* f_set_constants(PyObject*, PyObject* args) {
+  PythonConstants c;
+  PyObject* cpu;
+  if (!PyArg_ParseTuple(args, "OOOOOO", &cpu, &c.device_type, &c.strided, &c.contiguous_format,
+                        &c.preserve_format, &c.channels_last))
+    return nullptr;
+  for (PyObject* o : {cpu, c.device_type, c.strided, c.contiguous_format, c.preserve_format, c.channels_last})
+    Py_INCREF(o);  // kept for the life of the process
+  g_cpu_device = cpu;
+  g_constants = c;
+  Py_RETURN_NONE;
+}
+
+PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const Param params[] = {{"dtype", PType::DType, true, true, true, false},
+                                 {"device", PType::Device, true, true, true, false}};
+  static const Signature sig{"tensor", "tensor(data, *, dtype=None, device=None)", params, 2};
+  try {
+    if (nargs != 1) {
+      PyErr_Format(PyExc_TypeError, "tensor() takes 1 positional argument but %zd were given", nargs);
+      return nullptr;
+    }
+    // data is any Python object; only the keywords go through the parser
+    Args a;
+    if (parse_args(&sig, 1, args + 1, 0, kwnames, a) < 0) return nullptr;
+    a.check_device(1);
+    return wrap(tensor_from_data(args[0], a.dtype_opt(0)));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+PyObject* f_legacy_new(PyObject*, PyObject* args, PyObject* kwargs) {
+  if (PyTuple_GET_SIZE(args) < 1) {
+    PyErr_SetString(PyExc_TypeError, "_legacy_new(dtype, *args)");
+    return nullptr;
+  }
+  auto dt = as_dtype(PyTuple_GET_ITEM(args, 0));
+  if (!dt) {
+    PyErr_SetString(PyExc_TypeError, "_legacy_new(): expected a dtype first");
+    return nullptr;
+  }
+  Owned rest(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
+  return legacy_new(g_tensor_class, *dt, rest.get(), kwargs);
+}
+
+PyObject* f_from_array(PyObject*, PyObject* args) {
+  PyObject* obj;
+  int share;
+  if (!PyArg_ParseTuple(args, "Op", &obj, &share)) return nullptr;
+  try {
+    return wrap(tensor_from_array(obj, share != 0));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+PyObject* f_get_num_threads(PyObject*, PyObject*) { return PyLong_FromLong(get_num_threads()); }
+
+PyObject* f_set_num_threads(PyObject*, PyObject* arg) {
+  try {
+    EMBER_CHECK(PyLong_Check(arg), Type, "set_num_threads expected an int, got ", Py_TYPE(arg)->tp_name);
+    set_num_threads(static_cast<int>(unpack_int(arg)));
+    Py_RETURN_NONE;
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+PyObject* f_get_default_dtype(PyObject*, PyObject*) {
+  PyObject* d = dtype_object(ops::default_dtype());
+  Py_INCREF(d);
+  return d;
+}
+
+PyObject* f_set_default_dtype(PyObject*, PyObject* arg) {
+  try {
+    auto dt = as_dtype(arg);
+    EMBER_CHECK(dt && PyObject_TypeCheck(arg, &DTypeType), Type, "set_default_dtype(): expected an ember.dtype, got ",
+                Py_TYPE(arg)->tp_name);
+    EMBER_CHECK(*dt == ScalarType::Float32 || *dt == ScalarType::Float64 || *dt == ScalarType::Float16 ||
+                    *dt == ScalarType::BFloat16,
+                Type, "only floating-point types are supported as the default type");
+    ops::set_default_dtype(*dt);
+    Py_RETURN_NONE;
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+// Flush-to-zero and denormals-are-zero on this thread's SSE unit; True when supported.
+PyObject* f_set_flush_denormal(PyObject*, PyObject* arg) {
+  int on = PyObject_IsTrue(arg);
+  if (on < 0) return nullptr;
+  unsigned csr = _mm_getcsr();
+  const unsigned bits = 0x8040;  // FTZ | DAZ
+  _mm_setcsr(on ? (csr | bits) : (csr & ~bits));
+  Py_RETURN_TRUE;
+}
+
+PyObject* f_build_config(PyObject*, PyObject*) {
+  return Py_BuildValue("{s:s,s:s,s:i}", "compiler_flags", EMBER_BUILD_FLAGS, "compiler", __VERSION__,
+                       "cpp_standard", static_cast<int>(__cplusplus));
+}
+
+PyObject* f_release_cached_blocks(PyObject*, PyObject*) {
+  release_cached_blocks();
+  Py_RETURN_NONE;
+}
+
+void* gil_release() { return PyGILState_Check() ? static_cast<void*>(PyEval_SaveThread()) : nullptr; }
+void gil_reacquire(void* token) { PyEval_RestoreThread(static_cast<PyThreadState*>(token)); }
+
+#define EMBER_FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f))
+
+PyMethodDef module_functions[] = {
+    {"_set_tensor_class", f_set_tensor_class, METH_O, nullptr},
+    {"_set_constants", f_set_constants, METH_VARARGS, nullptr},
+    {"_legacy_new", EMBER_FASTCALL(f_legacy_new), METH_VARARGS | METH_KEYWORDS, nullptr},
+    {"_from_array", f_from_array, METH_VARARGS, nullptr},
+    {"_build_config", f_build_config, METH_NOARGS, nullptr},
+    {"_release_cached_blocks", f_release_cached_blocks, METH_NOARGS,
+     "Returns the allocator's cache of large freed blocks to the system."},
+    {"tensor", EMBER_FASTCALL(f_tensor), METH_FASTCALL | METH_KEYWORDS,
+     "tensor(data, *, dtype=None, device=None) -> Tensor\n\nA new tensor holding a copy of data (nested "
+     "sequences of numbers, a tensor, or a numpy array). The dtype is inferred as torch does: bool, int64, or the "
+     "default float dtype.\n>>> ember.tensor([[1, 2], [3, 4]]).dtype\nember.int64"},
+    {"get_num_threads", f_get_num_threads, METH_NOARGS, "The number of threads used for intra-op parallelism."},
+    {"set_num_threads", f_set_num_threads, METH_O, "set_num_threads(n): threads used for intra-op parallelism."},
+    {"get_default_dtype", f_get_default_dtype, METH_NOARGS, "The dtype of float tensors made from Python floats."},
+    {"set_default_dtype", f_set_default_dtype, METH_O, "set_default_dtype(d): d must be a floating point dtype."},
+    {"set_flush_denormal", f_set_flush_denormal, METH_O,
+     "set_flush_denormal(mode): treat denormal floats as zero on this thread; returns True (supported)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "ember._C", "ember's native core.", -1, nullptr};
+
+}  // namespace
+
+void init_module_functions(PyObject* module) {
+  if (PyModule_AddFunctions(module, module_functions) < 0) throw PythonError{};
+  Owned names(PyList_New(0));
+  for (PyMethodDef* table : kGeneratedFunctions) {
+    if (PyModule_AddFunctions(module, table) < 0) throw PythonError{};
+    for (PyMethodDef* m = table; m->ml_name; ++m) PyList_Append(names.get(), Owned(PyUnicode_FromString(m->ml_name)).get());
+  }
+  // ember/__init__.py re-exports these: the generated functions are listed once, here.
+  PyModule_AddObject(module, "_function_names", PySequence_Tuple(names.get()));
+  set_gil_hooks(GilHooks{gil_release, gil_reacquire});
+}
+
+}  // namespace ember::python
+
+PyMODINIT_FUNC PyInit__C() {
+  using namespace ember::python;
+  PyObject* module = PyModule_Create(&module_def);
+  if (!module) return nullptr;
+  try {
+    for (auto init : {init_dtypes, init_tensor_type, init_storage_type, init_generator_type, init_module_functions})
+      init(module);
+  } catch (...) {
+    Py_DECREF(module);
+    return set_python_error();
+  }
+  return module;
+}

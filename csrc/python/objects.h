@@ -1,0 +1,84 @@
+// The Python objects of ember._C: tensors, storages, dtypes, generators, and the
+// conversions between them and the core's C++ objects.
+#pragma once
+#include <Python.h>
+#include <optional>
+#include <vector>
+#include "core/generator.h"
+#include "core/scalar.h"
+#include "core/storage.h"
+#include "core/tensor.h"
+
+namespace ember::python {
+
+// Note [One Python object per native object]
+// A TensorImpl (or StorageImpl, GeneratorImpl) remembers the Python object wrapping it
+// (`pyobj`, not owned), so wrapping the same tensor twice gives the same object: an
+// in-place method returns `self`, and attributes set on a tensor survive a round trip
+// through C++. The object clears the pointer when it dies. Only called with the GIL.
+
+struct PyTensor {
+  PyObject_HEAD
+  Tensor tensor;
+};
+struct PyStorage {
+  PyObject_HEAD
+  Storage storage;
+};
+struct PyGenerator {
+  PyObject_HEAD
+  Generator generator;
+};
+struct PyDType {
+  PyObject_HEAD
+  ScalarType dtype;
+};
+
+extern PyTypeObject TensorBaseType;
+extern PyTypeObject StorageBaseType;
+extern PyTypeObject GeneratorType;
+extern PyTypeObject DTypeType;
+extern PyTypeObject SizeType;
+
+inline bool is_tensor(PyObject* o) { return PyObject_TypeCheck(o, &TensorBaseType); }
+inline const Tensor& unwrap(PyObject* o) { return reinterpret_cast<PyTensor*>(o)->tensor; }
+inline bool is_storage(PyObject* o) { return PyObject_TypeCheck(o, &StorageBaseType); }
+inline const Storage& unwrap_storage(PyObject* o) { return reinterpret_cast<PyStorage*>(o)->storage; }
+
+// New references; nullptr with a Python error set on failure.
+PyObject* wrap(Tensor t);
+PyObject* wrap(const std::vector<Tensor>& ts);  // a tuple
+PyObject* wrap(const Scalar& s);
+PyObject* wrap(bool b);
+PyObject* wrap(int64_t v);
+PyObject* wrap(double v);
+PyObject* wrap_storage(const Storage& s);
+PyObject* wrap_generator(const Generator& g);
+// Wraps into a given Python type (a subclass of TensorBase): the legacy constructors.
+PyObject* wrap_as(PyTypeObject* type, Tensor t);
+PyObject* dtype_object(ScalarType t);  // borrowed
+PyObject* make_size(IntList sizes);    // an ember.Size
+
+// Registered by ember/__init__.py: the Python class every returned tensor has.
+extern PyTypeObject* g_tensor_class;
+extern PyObject* g_cpu_device;
+
+void init_tensor_type(PyObject* module);
+void init_tensor_constructors(PyObject* module);
+void init_storage_type(PyObject* module);
+void init_generator_type(PyObject* module);
+void init_dtypes(PyObject* module);
+void init_module_functions(PyObject* module);
+// The [] operator (csrc/python/indexing.cpp).
+PyObject* tensor_getitem(PyObject* self, PyObject* key);
+int tensor_setitem(PyObject* self, PyObject* key, PyObject* value);
+// A StorageImpl deleter for memory a Python object owns (context: the owner, one reference).
+void release_python_owner(void* owner, void* data, size_t nbytes);
+// A tensor over (share) or copied from an object with numpy's __array_interface__.
+Tensor tensor_from_array(PyObject* obj, bool share);
+// The legacy constructor (ember.Tensor(2, 3), ember.FloatTensor([1, 2]), ...).
+PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, PyObject* args, PyObject* kwargs);
+// Builds a tensor from Python data (nested sequences, numbers, tensors).
+Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype);
+
+}  // namespace ember::python

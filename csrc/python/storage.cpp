@@ -1,0 +1,188 @@
+// ember._C.StorageBase: bytes that tensors view. The rest of the storage API
+// (UntypedStorage, TypedStorage and the legacy FloatStorage, ...) is Python over this:
+// ember/storage.py.
+#include <cstring>
+#include "core/storage.h"
+#include "python/arg_parser.h"
+#include "python/errors.h"
+#include "python/objects.h"
+
+namespace ember::python {
+
+PyTypeObject StorageBaseType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+namespace {
+
+const Storage& storage_of(PyObject* self) { return unwrap_storage(self); }
+
+PyObject* wrap_storage_as(PyTypeObject* type, Storage s) {
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (!obj) return nullptr;
+  new (&reinterpret_cast<PyStorage*>(obj)->storage) Storage(std::move(s));
+  reinterpret_cast<PyStorage*>(obj)->storage->pyobj = obj;
+  return obj;
+}
+
+PyTypeObject* g_storage_class = &StorageBaseType;
+
+void storage_dealloc(PyObject* self) {
+  auto* s = reinterpret_cast<PyStorage*>(self);
+  if (s->storage && s->storage->pyobj == self) s->storage->pyobj = nullptr;
+  s->storage.~Storage();
+  Py_TYPE(self)->tp_free(self);
+}
+
+// StorageBase(nbytes=0): uninitialized bytes.
+PyObject* storage_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  Py_ssize_t nbytes = 0;
+  static const char* names[] = {"nbytes", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|n", const_cast<char**>(names), &nbytes)) return nullptr;
+  try {
+    EMBER_CHECK(nbytes >= 0, Runtime, "Storage: expected a non-negative size, got ", nbytes);
+    return wrap_storage_as(type, make_ref<StorageImpl>(static_cast<size_t>(nbytes)));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+PyObject* s_nbytes(PyObject* self, PyObject*) { return PyLong_FromSize_t(storage_of(self)->nbytes()); }
+PyObject* s_data_ptr(PyObject* self, PyObject*) { return PyLong_FromVoidPtr(storage_of(self)->data()); }
+PyObject* s_resizable(PyObject* self, PyObject*) { return PyBool_FromLong(storage_of(self)->resizable()); }
+
+PyObject* s_resize_(PyObject* self, PyObject* arg) {
+  try {
+    int64_t n = unpack_int(arg);
+    EMBER_CHECK(n >= 0, Runtime, "resize_(): expected a non-negative size, got ", n);
+    storage_of(self)->resize(static_cast<size_t>(n));
+    Py_INCREF(self);
+    return self;
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+// _tensor(dtype): a 1-D tensor of dtype over the whole storage (what the Python side
+// builds fill_, copy_, tolist, ... on).
+PyObject* s_tensor(PyObject* self, PyObject* arg) {
+  try {
+    auto dt = as_dtype(arg);
+    EMBER_CHECK(dt.has_value(), Type, "_tensor(): expected a dtype");
+    const Storage& s = storage_of(self);
+    int64_t n = static_cast<int64_t>(s->nbytes()) / itemsize(*dt);
+    return wrap(Tensor(make_ref<TensorImpl>(s, 0, Dims{n}, Dims{1}, *dt)));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+// _copy_from_buffer(obj, offset): copies bytes from a buffer-protocol object.
+PyObject* s_copy_from_buffer(PyObject* self, PyObject* args) {
+  PyObject* obj;
+  Py_ssize_t offset = 0;
+  if (!PyArg_ParseTuple(args, "On", &obj, &offset)) return nullptr;
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) return nullptr;
+  const Storage& s = storage_of(self);
+  bool fits = offset >= 0 && offset <= view.len &&
+              static_cast<size_t>(view.len - offset) >= s->nbytes();
+  if (fits) std::memcpy(s->data(), static_cast<const char*>(view.buf) + offset, s->nbytes());
+  PyBuffer_Release(&view);
+  if (!fits) {
+    PyErr_Format(PyExc_ValueError, "buffer of %zd bytes from offset %zd is shorter than the %zu bytes needed",
+                 view.len, offset, s->nbytes());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* s_to_bytes(PyObject* self, PyObject*) {
+  const Storage& s = storage_of(self);
+  return PyBytes_FromStringAndSize(s->data(), static_cast<Py_ssize_t>(s->nbytes()));
+}
+
+// _from_file(filename, shared, nbytes) (classmethod): a memory-mapped storage.
+PyObject* s_from_file(PyObject* cls, PyObject* args) {
+  const char* filename;
+  int shared;
+  Py_ssize_t nbytes;
+  if (!PyArg_ParseTuple(args, "spn", &filename, &shared, &nbytes)) return nullptr;
+  try {
+    EMBER_CHECK(nbytes >= 0, Runtime, "from_file(): expected a non-negative size, got ", nbytes);
+    Storage s = map_file(filename, shared != 0, static_cast<size_t>(nbytes));
+    return wrap_storage_as(reinterpret_cast<PyTypeObject*>(cls), std::move(s));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+// _from_pointer(address, nbytes, owner) (classmethod): a storage over memory that owner keeps alive.
+PyObject* s_from_pointer(PyObject* cls, PyObject* args) {
+  PyObject* address;
+  Py_ssize_t nbytes;
+  PyObject* owner;
+  if (!PyArg_ParseTuple(args, "OnO", &address, &nbytes, &owner)) return nullptr;
+  void* p = PyLong_AsVoidPtr(address);
+  if (PyErr_Occurred()) return nullptr;
+  try {
+    Py_INCREF(owner);
+    Storage s = make_ref<StorageImpl>(p, static_cast<size_t>(nbytes), &release_python_owner, owner);
+    return wrap_storage_as(reinterpret_cast<PyTypeObject*>(cls), std::move(s));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+PyObject* s_set_class(PyObject*, PyObject* cls) {
+  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &StorageBaseType)) {
+    PyErr_SetString(PyExc_TypeError, "expected a subclass of StorageBase");
+    return nullptr;
+  }
+  Py_INCREF(cls);
+  g_storage_class = reinterpret_cast<PyTypeObject*>(cls);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef storage_methods[] = {
+    {"nbytes", s_nbytes, METH_NOARGS, "The size in bytes."},
+    {"data_ptr", s_data_ptr, METH_NOARGS, "The address of the first byte."},
+    {"resizable", s_resizable, METH_NOARGS, "False for memory owned elsewhere (numpy, a mapped file)."},
+    {"resize_", s_resize_, METH_O, "resize_(nbytes): reallocates, keeping the common prefix."},
+    {"_tensor", s_tensor, METH_O, "_tensor(dtype): a 1-D tensor of dtype over the whole storage."},
+    {"_copy_from_buffer", s_copy_from_buffer, METH_VARARGS, nullptr},
+    {"_to_bytes", s_to_bytes, METH_NOARGS, nullptr},
+    {"_from_file", s_from_file, METH_VARARGS | METH_CLASS, nullptr},
+    {"_from_pointer", s_from_pointer, METH_VARARGS | METH_CLASS, nullptr},
+    {"_set_storage_class", s_set_class, METH_O | METH_STATIC, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+void release_python_owner(void* owner, void*, size_t) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(owner));
+  PyGILState_Release(gil);
+}
+
+PyObject* wrap_storage(const Storage& s) {
+  if (auto* existing = static_cast<PyObject*>(s->pyobj)) {
+    Py_INCREF(existing);
+    return existing;
+  }
+  return wrap_storage_as(g_storage_class, s);
+}
+
+void init_storage_type(PyObject* module) {
+  PyTypeObject& t = StorageBaseType;
+  t.tp_name = "ember._C.StorageBase";
+  t.tp_basicsize = sizeof(PyStorage);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  t.tp_doc = "Bytes that tensors view (the native base of ember.UntypedStorage).";
+  t.tp_dealloc = storage_dealloc;
+  t.tp_new = storage_new;
+  t.tp_methods = storage_methods;
+  if (PyType_Ready(&t) < 0) throw PythonError{};
+  Py_INCREF(&t);
+  PyModule_AddObject(module, "StorageBase", reinterpret_cast<PyObject*>(&t));
+}
+
+}  // namespace ember::python

@@ -1,0 +1,237 @@
+// Tensors from Python data: ember.tensor(), the legacy constructors (ember.Tensor(2, 3),
+// ember.FloatTensor([1, 2]), ...), and numpy arrays through the array interface.
+#include <cstring>
+#include <limits>
+#include <vector>
+#include "ops/internal.h"
+#include "ops_decl.h"
+#include "python/arg_parser.h"
+#include "python/errors.h"
+#include "python/objects.h"
+
+namespace ember::python {
+namespace {
+
+bool is_sequence(PyObject* o) {
+  return PyList_Check(o) || PyTuple_Check(o) || (is_tensor(o) && unwrap(o).dim() > 0) ||
+         (!PyUnicode_Check(o) && !PyBytes_Check(o) && !is_scalar_like(o) && PySequence_Check(o));
+}
+
+// The dtype a leaf asks for: 0 bool, 1 int, 2 float (the highest wins), or the tensor's.
+struct Inference {
+  int rank = 0;  // 0: bool only, 1: ints, 2: floats
+  bool any = false;
+};
+
+void note_leaf(PyObject* o, Inference& inf) {
+  inf.any = true;
+  if (PyBool_Check(o)) return;
+  if (PyLong_Check(o)) {
+    inf.rank = std::max(inf.rank, 1);
+    return;
+  }
+  if (is_tensor(o)) {
+    ScalarType t = unwrap(o).dtype();
+    inf.rank = std::max(inf.rank, is_floating(t) ? 2 : t == ScalarType::Bool ? 0 : 1);
+    return;
+  }
+  if (PyFloat_Check(o)) {
+    inf.rank = 2;
+    return;
+  }
+  if (!is_scalar_like(o)) fail(ErrorKind::Type, "new(): invalid data type '", Py_TYPE(o)->tp_name, "'");
+  PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
+  inf.rank = std::max(inf.rank, nb->nb_index ? 1 : 2);
+}
+
+// Shape from the first element at each depth; dtype from every leaf.
+void infer(PyObject* o, Dims& shape, Inference& inf, size_t depth) {
+  if (!is_sequence(o)) {
+    note_leaf(o, inf);
+    return;
+  }
+  if (is_tensor(o)) fail(ErrorKind::Value, "only one element tensors can be converted to Python scalars");
+  Owned seq(PySequence_Fast(o, "expected a sequence"));
+  if (!seq) throw PythonError{};
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.get());
+  if (depth == shape.size()) shape.push_back(n);
+  PyObject** items = PySequence_Fast_ITEMS(seq.get());
+  for (Py_ssize_t i = 0; i < n; ++i) infer(items[i], shape, inf, depth + 1);
+}
+
+template <class T>
+void store_leaf(PyObject* o, T* p) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (PyFloat_Check(o)) {
+      *p = PyFloat_AS_DOUBLE(o);
+      return;
+    }
+  } else if constexpr (std::is_same_v<T, float>) {
+    if (PyFloat_Check(o)) {
+      *p = static_cast<float>(PyFloat_AS_DOUBLE(o));
+      return;
+    }
+  }
+  Scalar s = unpack_scalar(o);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!s.is_floating()) {
+      int64_t v = s.to_int64();
+      EMBER_CHECK(v >= int64_t(std::numeric_limits<T>::lowest()) &&
+                      (v < 0 || uint64_t(v) <= uint64_t(std::numeric_limits<T>::max())),
+                  Runtime, "value cannot be converted to type ", info(DTypeOf<T>::value).name, " without overflow");
+    }
+  }
+  *p = s.to<T>();
+}
+
+template <class T>
+void fill(PyObject* o, const Dims& shape, size_t depth, T*& p) {
+  if (depth == shape.size()) {
+    EMBER_CHECK(!is_sequence(o), Value, "expected a number at dim ", depth, " (got a sequence)");
+    store_leaf<T>(o, p++);
+    return;
+  }
+  EMBER_CHECK(is_sequence(o), Value, "expected sequence of length ", shape[depth], " at dim ", depth,
+              " (got a number)");
+  Owned seq(PySequence_Fast(o, "expected a sequence"));
+  if (!seq) throw PythonError{};
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.get());
+  EMBER_CHECK(n == shape[depth], Value, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ",
+              n, ")");
+  PyObject** items = PySequence_Fast_ITEMS(seq.get());
+  for (Py_ssize_t i = 0; i < n; ++i) fill(items[i], shape, depth + 1, p);
+}
+
+bool has_array_interface(PyObject* o) {
+  return !is_tensor(o) && PyObject_HasAttrString(o, "__array_interface__");
+}
+
+}  // namespace
+
+// A tensor over (share) or copied from an object with numpy's array interface.
+Tensor tensor_from_array(PyObject* obj, bool share) {
+  Owned iface(PyObject_GetAttrString(obj, "__array_interface__"));
+  if (!iface || !PyDict_Check(iface.get())) {
+    PyErr_Clear();
+    fail(ErrorKind::Type, "expected an object with numpy's __array_interface__, got ", Py_TYPE(obj)->tp_name);
+  }
+  PyObject* typestr = PyDict_GetItemString(iface.get(), "typestr");
+  PyObject* shape_obj = PyDict_GetItemString(iface.get(), "shape");
+  PyObject* data = PyDict_GetItemString(iface.get(), "data");
+  PyObject* strides_obj = PyDict_GetItemString(iface.get(), "strides");
+  EMBER_CHECK(typestr && shape_obj && data && PyTuple_Check(data), Type, "malformed __array_interface__");
+  const char* ts = PyUnicode_AsUTF8(typestr);
+  if (!ts) throw PythonError{};
+  std::optional<ScalarType> dtype;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (kDTypes[i].typestr && std::strcmp(kDTypes[i].typestr, ts) == 0) dtype = static_cast<ScalarType>(i);
+  if (!dtype && std::strcmp(ts, "=b1") == 0) dtype = ScalarType::Bool;
+  EMBER_CHECK(dtype, Type, "can't convert np.ndarray of type ", ts,
+              ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.");
+  Dims shape;
+  EMBER_CHECK(unpack_int_list(shape_obj, shape), Type, "malformed __array_interface__ shape");
+  const int64_t item = itemsize(*dtype);
+  Dims strides;
+  if (strides_obj && strides_obj != Py_None) {
+    Dims bytes;
+    EMBER_CHECK(unpack_int_list(strides_obj, bytes), Type, "malformed __array_interface__ strides");
+    for (int64_t b : bytes) {
+      EMBER_CHECK(b >= 0, Value,
+                  "At least one stride in the given numpy array is negative, and tensors with negative strides are "
+                  "not currently supported. (You can probably work around this by making a copy of your array "
+                  "with array.copy().) ");
+      EMBER_CHECK(b % item == 0, Value,
+                  "given numpy array strides not a multiple of the element byte size. Copy the numpy array to "
+                  "reallocate the memory.");
+      strides.push_back(b / item);
+    }
+  } else {
+    strides = contiguous_strides(shape);
+  }
+  void* ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+  if (PyErr_Occurred()) throw PythonError{};
+  int64_t numel = checked_numel(shape, "from_numpy");
+  int64_t nbytes = numel ? storage_bytes_needed(shape, strides, 0, item) : 0;
+  Py_INCREF(obj);
+  Storage storage = make_ref<StorageImpl>(ptr, static_cast<size_t>(nbytes), &release_python_owner, obj);
+  Tensor t(make_ref<TensorImpl>(std::move(storage), 0, std::move(shape), std::move(strides), *dtype));
+  return share ? t : ops::clone(t, MemoryFormat::Contiguous);
+}
+
+Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
+  if (is_tensor(data)) {
+    const Tensor& src = unwrap(data);
+    return ops::to_dtype(src, dtype.value_or(src.dtype()), false, true, MemoryFormat::Contiguous);
+  }
+  if (has_array_interface(data)) {
+    Tensor t = tensor_from_array(data, false);
+    return dtype && *dtype != t.dtype() ? ops::to_dtype(t, *dtype, false, false, std::nullopt) : t;
+  }
+  Dims shape;
+  Inference inf;
+  infer(data, shape, inf, 0);
+  ScalarType dt = dtype.value_or(inf.rank == 2 ? ops::default_dtype()
+                                 : inf.rank == 1 ? ScalarType::Int64
+                                 : inf.any ? ScalarType::Bool
+                                           : ops::default_dtype());
+  Tensor out = empty_tensor(shape, dt, "tensor");
+  if (out.numel() == 0) return out;
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(out.data());
+    fill<T>(data, shape, 0, p);
+  });
+  return out;
+}
+
+// The legacy constructor: Tensor(), Tensor(*sizes), Tensor(size), Tensor(sequence),
+// Tensor(storage), Tensor(tensor), with the dtype the class fixes.
+PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, PyObject* args, PyObject* kwargs) {
+  try {
+    if (kwargs) {
+      PyObject *key, *value;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(kwargs, &pos, &key, &value)) {
+        EMBER_CHECK(PyUnicode_CompareWithASCIIString(key, "device") == 0, Type,
+                    "new() got an unexpected keyword argument '", PyUnicode_AsUTF8(key), "'");
+        if (value != Py_None) {
+          Owned text(PyObject_Str(value));
+          EMBER_CHECK(text && PyUnicode_CompareWithASCIIString(text.get(), "cpu") == 0, Runtime,
+                      "ember runs on the CPU only: that device is not available");
+        }
+      }
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n == 0) return wrap_as(type, empty_tensor({0}, dtype));
+    PyObject* first = PyTuple_GET_ITEM(args, 0);
+    if (n == 1 && is_storage(first)) {
+      const Storage& s = unwrap_storage(first);
+      int64_t len = static_cast<int64_t>(s->nbytes()) / itemsize(dtype);
+      return wrap_as(type, Tensor(make_ref<TensorImpl>(s, 0, Dims{len}, Dims{1}, dtype)));
+    }
+    if (n == 1 && is_tensor(first)) {
+      const Tensor& src = unwrap(first);
+      EMBER_CHECK(src.dtype() == dtype, Type, "expected ", type_name(dtype), " (got ", type_name(src.dtype()), ")");
+      return wrap_as(type, make_view(src, Dims(src.sizes()), Dims(src.strides()), src.offset()));
+    }
+    if (n == 1 && PyObject_TypeCheck(first, &SizeType)) {
+      Dims sizes;
+      unpack_int_list(first, sizes);
+      return wrap_as(type, empty_tensor(sizes, dtype));
+    }
+    bool all_ints = true;
+    for (Py_ssize_t i = 0; i < n; ++i) all_ints &= is_int_like(PyTuple_GET_ITEM(args, i)) && !is_tensor(PyTuple_GET_ITEM(args, i));
+    if (all_ints) {
+      Dims sizes;
+      for (Py_ssize_t i = 0; i < n; ++i) sizes.push_back(unpack_int(PyTuple_GET_ITEM(args, i)));
+      return wrap_as(type, empty_tensor(sizes, dtype, "new"));
+    }
+    EMBER_CHECK(n == 1 && (is_sequence(first) || has_array_interface(first)), Type,
+                "new(): data must be a sequence (got ", Py_TYPE(first)->tp_name, ")");
+    return wrap_as(type, tensor_from_data(first, dtype));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+}  // namespace ember::python

@@ -1,0 +1,101 @@
+"""ember: a small, fast, PyTorch-compatible tensor library with a native C++ core.
+
+`import ember as torch` runs PyTorch code for everything ember supports."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import _C
+from ._C import Generator, Size, default_generator, dtype, get_default_dtype, get_num_threads
+from ._C import set_default_dtype, set_flush_denormal, set_num_threads, tensor
+from ._constants import channels_last, contiguous_format, device, layout, memory_format
+from ._constants import preserve_format, strided
+from ._finfo import finfo, iinfo
+from ._tensor import Tensor
+from ._tensor_str import set_printoptions
+from .storage import TypedStorage, UntypedStorage
+from . import _legacy, storage as _storage
+
+_C._set_tensor_class(Tensor)
+_C._set_constants(_constants_cpu := device("cpu"), device, strided, contiguous_format, preserve_format,
+                  channels_last)
+
+# dtypes (float32, float, ...), the generated functions, legacy classes: each listed once,
+# in the table it comes from.
+for _name in _C._dtype_names:
+    globals()[_name] = getattr(_C, _name)
+for _name in _C._function_names:
+    globals()[_name] = getattr(_C, _name)
+globals().update(_legacy.TENSOR_CLASSES)
+globals().update(_storage.STORAGE_CLASSES)
+del _name
+
+
+def is_tensor(obj) -> bool:
+    """Whether obj is an ember tensor."""
+    return isinstance(obj, _C.TensorBase)
+
+
+def is_storage(obj) -> bool:
+    """Whether obj is an ember storage (untyped or typed)."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
+def is_floating_point(input) -> bool:
+    """Whether input's dtype is a floating point type."""
+    return input.is_floating_point()
+
+
+def numel(input) -> int:
+    """The number of elements of input."""
+    return input.numel()
+
+
+def from_numpy(ndarray) -> Tensor:
+    """A tensor sharing memory with a numpy array (which it keeps alive)."""
+    import numpy
+
+    if not isinstance(ndarray, numpy.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return _C._from_array(ndarray, True)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """data as a tensor, sharing memory when data is already a tensor or a numpy array of
+    the requested dtype."""
+    if device is not None and str(device) not in ("cpu", "cpu:0"):
+        raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+    if isinstance(data, _C.TensorBase):
+        return data if dtype is None else data.to(dtype)
+    if type(data).__module__ == "numpy" and hasattr(data, "__array_interface__") and type(data).__name__ == "ndarray":
+        t = _C._from_array(data, True)
+        return t if dtype is None else t.to(dtype)
+    return tensor(data, dtype=dtype)
+
+
+def manual_seed(seed) -> Generator:
+    """Seeds the default generator; returns it."""
+    return default_generator.manual_seed(int(seed))
+
+
+def seed() -> int:
+    """Seeds the default generator from the system's entropy; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The seed the default generator started from."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state, as a ByteTensor."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restores the default generator's state from get_rng_state()."""
+    default_generator.set_state(new_state)
+
+
+from . import __config__  # noqa: E402

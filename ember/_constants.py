@@ -1,0 +1,76 @@
+"""Small value types torch exposes at the top level: device, layout, memory_format."""
+from __future__ import annotations
+
+
+class device:
+    """ember.device('cpu'): where a tensor lives. Any torch device string parses; ember
+    computes on the CPU only, so ops given another device raise RuntimeError."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            if index is not None:
+                raise TypeError("device(): an index cannot be given with a device object")
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            raise RuntimeError(f"device(): ember has no device with index {type} (only 'cpu')")
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
+        name, sep, idx = type.partition(":")
+        if not name or not name.isidentifier() or (sep and not idx.isdigit()):
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        if sep and index is not None:
+            raise RuntimeError(f"device(): type (string) must not include an index because index was passed explicitly: {type}")
+        if index is not None and (not isinstance(index, int) or index < 0):
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        self.type = name
+        self.index = int(idx) if sep else index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+class _Named:
+    """A named constant that prints and pickles as ember.<name>."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+class layout(_Named):
+    __slots__ = ()
+
+
+class memory_format(_Named):
+    __slots__ = ()
+
+
+strided = layout("strided")
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+cpu = device("cpu")

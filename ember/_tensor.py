@@ -1,0 +1,121 @@
+"""class Tensor: what is clearer in Python on top of ember._C.TensorBase (printing,
+pickling, copying, numpy, legacy conversions)."""
+from __future__ import annotations
+
+from . import _C, _tensor_str
+from ._constants import preserve_format
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride, dtype):
+    t = _C._legacy_new(dtype)
+    return t.set_(storage, storage_offset, size, stride)
+
+
+class Tensor(_C.TensorBase):
+    __array_priority__ = 1000  # numpy defers to ember in mixed expressions
+
+    def __new__(cls, *args, **kwargs):
+        from .storage import TypedStorage
+
+        if args and isinstance(args[0], TypedStorage):
+            args = (args[0].untyped(),) + args[1:]
+        return super().__new__(cls, *args, **kwargs)
+
+    def __repr__(self, *, tensor_contents=None):
+        return _tensor_str._str(self)
+
+    def __format__(self, spec):
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    # ---- numpy ----
+    def numpy(self, *, force=False):
+        """A numpy array sharing this tensor's memory."""
+        import numpy
+
+        return numpy.asarray(self)
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy
+
+        arr = numpy.asarray(self)
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    # ---- pickling and copying: storages are shared, as in torch ----
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_tensor, (self.untyped_storage(), self.storage_offset(), tuple(self.size()),
+                                  self.stride(), self.dtype))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        import copy
+
+        storage = copy.deepcopy(self.untyped_storage(), memo)
+        new = _rebuild_tensor(storage, self.storage_offset(), tuple(self.size()), self.stride(), self.dtype)
+        memo[id(self)] = new
+        return new
+
+    # ---- storages ----
+    def storage(self):
+        """The storage as a TypedStorage of this tensor's dtype."""
+        from .storage import TypedStorage
+
+        return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype, _internal=True)
+
+    def set_(self, source=None, storage_offset=0, size=None, stride=None):
+        from .storage import TypedStorage
+
+        if isinstance(source, TypedStorage):
+            source = source.untyped()
+        if source is None or isinstance(source, _C.TensorBase):
+            return super().set_(source)
+        if size is None:
+            return super().set_(source, storage_offset)
+        return super().set_(source, storage_offset, size, stride)
+
+    # ---- type conversions ----
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """With no argument, the legacy type name ('ember.FloatTensor'); otherwise a
+        conversion to the given dtype, legacy class or its name."""
+        from . import _legacy
+
+        if dtype is None:
+            return "ember." + _legacy.tensor_class_name(self.dtype)
+        return self.to(_legacy.dtype_from_type(dtype))
+
+    def cpu(self, memory_format=preserve_format):
+        return self
+
+    def cuda(self, *args, **kwargs):
+        raise RuntimeError("ember runs on the CPU only: there is no CUDA device")
+
+
+
+def _add_dtype_conversions():
+    """float(), double(), half(), long(), ... one per dtype, named after its legacy name."""
+    for name in _C._dtype_names:
+        dtype = getattr(_C, name)
+        method = _legacy_method_name(dtype)
+
+        def convert(self, memory_format=preserve_format, _dtype=dtype):
+            return self.to(_dtype, memory_format=memory_format)
+
+        convert.__name__ = method
+        convert.__doc__ = f"self.to({dtype!r})"
+        setattr(Tensor, method, convert)
+
+
+def _legacy_method_name(dtype):
+    from . import _legacy
+
+    return _legacy.legacy_name(dtype).lower()
+
+
+_add_dtype_conversions()

@@ -1,0 +1,315 @@
+"""Storages: UntypedStorage (bytes; ember._C.StorageBase), TypedStorage (bytes seen as
+one dtype) and the legacy FloatStorage, LongStorage, ... (a TypedStorage whose dtype the
+class fixes). Everything is built on StorageBase's few native methods and on tensors
+over the storage (`_tensor(dtype)`)."""
+from __future__ import annotations
+
+import copy as _copy
+
+from . import _C
+from ._constants import cpu
+
+
+def _rebuild_untyped(data: bytes):
+    s = UntypedStorage(len(data))
+    s._copy_from_buffer(data, 0)
+    return s
+
+
+def _byte_order_swap(raw: bytes, itemsize: int, byte_order: str) -> bytes:
+    import sys
+
+    if byte_order not in ("native", "little", "big"):
+        raise ValueError(f"from_buffer(): byte_order must be 'native', 'little' or 'big', got {byte_order!r}")
+    if byte_order == "native" or byte_order == sys.byteorder or itemsize == 1:
+        return raw
+    out = bytearray(raw)
+    for i in range(0, len(out), itemsize):
+        out[i:i + itemsize] = out[i:i + itemsize][::-1]
+    return bytes(out)
+
+
+class UntypedStorage(_C.StorageBase):
+    """Bytes that tensors view. UntypedStorage(nbytes) or UntypedStorage(list of byte values)."""
+
+    is_cuda = False
+    is_sparse = False
+    device = cpu
+
+    def __new__(cls, *args, device=None):
+        if device is not None and str(device) not in ("cpu", "cpu:0"):
+            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+        if not args:
+            return super().__new__(cls, 0)
+        if len(args) > 1:
+            raise TypeError(f"UntypedStorage() takes at most 1 argument ({len(args)} given)")
+        arg = args[0]
+        if isinstance(arg, int) and not isinstance(arg, bool):
+            return super().__new__(cls, arg)
+        values = list(arg)
+        s = super().__new__(cls, len(values))
+        if values:
+            s._tensor(_C.uint8).copy_(_C.tensor(values, dtype=_C.uint8))
+        return s
+
+    def size(self):
+        return self.nbytes()
+
+    def __len__(self):
+        return self.nbytes()
+
+    def element_size(self):
+        return 1
+
+    def untyped(self):
+        return self
+
+    def fill_(self, value):
+        self._tensor(_C.uint8).fill_(value)
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        src = source.untyped() if isinstance(source, (UntypedStorage, TypedStorage)) else None
+        if src is None:
+            raise TypeError(f"copy_(): expected a storage, got {type(source).__name__}")
+        if src.nbytes() != self.nbytes():
+            raise RuntimeError(f"size mismatch: copy_() of {src.nbytes()} bytes into a storage of {self.nbytes()}")
+        self._tensor(_C.uint8).copy_(src._tensor(_C.uint8))
+        return self
+
+    def tolist(self):
+        return self._tensor(_C.uint8).tolist()
+
+    def clone(self):
+        return type(self)(self.nbytes()).copy_(self)
+
+    def cpu(self):
+        return self
+
+    def is_shared(self):
+        return False
+
+    def is_pinned(self, device=None):
+        return False
+
+    def __getitem__(self, index):
+        if not isinstance(index, int):
+            raise TypeError(f"UntypedStorage indices must be integers, not {type(index).__name__}")
+        return self._tensor(_C.uint8)[index].item()
+
+    def __setitem__(self, index, value):
+        if not isinstance(index, int):
+            raise TypeError(f"UntypedStorage indices must be integers, not {type(index).__name__}")
+        self._tensor(_C.uint8)[index] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
+        """A storage holding a copy of a buffer's bytes (count elements of dtype from offset)."""
+        itemsize = dtype.itemsize if dtype is not None else 1
+        raw = memoryview(buffer).cast("B")
+        if offset < 0 or offset > len(raw):
+            raise ValueError(f"offset must be within the buffer's {len(raw)} bytes, got {offset}")
+        nbytes = len(raw) - offset if count < 0 else count * itemsize
+        if nbytes % itemsize:
+            raise ValueError(f"buffer size ({nbytes}) must be a multiple of element size ({itemsize})")
+        if offset + nbytes > len(raw):
+            raise ValueError(f"buffer has only {len(raw) - offset} bytes after offset {offset}, {nbytes} requested")
+        data = _byte_order_swap(bytes(raw[offset:offset + nbytes]), itemsize, byte_order)
+        s = cls(nbytes)
+        s._copy_from_buffer(data, 0)
+        return s
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """A storage mapped from a file: shared mappings write through to it."""
+        return cls._from_file(str(filename), bool(shared), int(nbytes))
+
+    def __reduce__(self):
+        return (_rebuild_untyped, (self._to_bytes(),))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:  # one Python object per native storage: id() is the storage
+            memo[id(self)] = self.clone()
+        return memo[id(self)]
+
+    def __copy__(self):
+        return self
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        tail = f"[ember.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
+        return f"{body}\n{tail}" if body else tail
+
+    __str__ = __repr__
+
+
+_C.StorageBase._set_storage_class(UntypedStorage)
+
+
+def _rebuild_typed(untyped, dtype):
+    return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
+
+
+class TypedStorage:
+    """A storage seen as elements of one dtype: TypedStorage(size or data, dtype=...)."""
+
+    is_cuda = False
+    is_sparse = False
+    device = cpu
+    _fixed_dtype = None  # the legacy classes fix one
+
+    def __init__(self, *args, dtype=None, device=None, wrap_storage=None, _internal=False):
+        if device is not None and str(device) not in ("cpu", "cpu:0"):
+            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+        fixed = type(self)._fixed_dtype
+        if fixed is not None and dtype is not None and dtype is not fixed:
+            raise RuntimeError(f"{type(self).__name__}: dtype is fixed to {fixed!r}, got {dtype!r}")
+        self.dtype = fixed or dtype or _C.get_default_dtype()
+        if wrap_storage is not None:
+            if args:
+                raise RuntimeError("TypedStorage(): no positional arguments with wrap_storage")
+            if not isinstance(wrap_storage, UntypedStorage):
+                raise TypeError(f"wrap_storage must be an UntypedStorage, got {type(wrap_storage).__name__}")
+            self._untyped_storage = wrap_storage
+            return
+        if not args:
+            self._untyped_storage = UntypedStorage(0)
+        elif len(args) == 1 and isinstance(args[0], int) and not isinstance(args[0], bool):
+            if args[0] < 0:
+                raise RuntimeError(f"TypedStorage(): size must be non-negative, got {args[0]}")
+            self._untyped_storage = UntypedStorage(args[0] * self.dtype.itemsize)
+        elif len(args) == 1:
+            data = _C.tensor(list(args[0]), dtype=self.dtype)
+            self._untyped_storage = UntypedStorage(data.numel() * self.dtype.itemsize)
+            self._tensor().copy_(data)
+        else:
+            raise TypeError(f"{type(self).__name__}() takes at most 1 positional argument ({len(args)} given)")
+
+    def _tensor(self):
+        return self._untyped_storage._tensor(self.dtype)
+
+    def untyped(self):
+        return self._untyped_storage
+
+    _untyped = untyped
+
+    def size(self):
+        return self._untyped_storage.nbytes() // self.dtype.itemsize
+
+    def __len__(self):
+        return self.size()
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def nbytes(self):
+        return self._untyped_storage.nbytes()
+
+    def data_ptr(self):
+        return self._untyped_storage.data_ptr()
+
+    def resize_(self, size):
+        self._untyped_storage.resize_(size * self.dtype.itemsize)
+        return self
+
+    def fill_(self, value):
+        self._tensor().fill_(value)
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        if isinstance(source, TypedStorage):
+            if source.size() != self.size():
+                raise RuntimeError(f"size mismatch: copy_() of {source.size()} elements into {self.size()}")
+            self._tensor().copy_(source._tensor())
+        else:
+            self._untyped_storage.copy_(source)
+        return self
+
+    def tolist(self):
+        return self._tensor().tolist()
+
+    def clone(self):
+        return TypedStorage(wrap_storage=self._untyped_storage.clone(), dtype=self.dtype, _internal=True)
+
+    def cpu(self):
+        return self
+
+    def is_shared(self):
+        return False
+
+    def is_pinned(self, device=None):
+        return False
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"ember.{self.dtype._legacy_name}Storage"
+        raise NotImplementedError("TypedStorage.type(dtype): convert through a tensor instead")
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return TypedStorage(self._tensor()[index].tolist(), dtype=self.dtype)
+        return self._tensor()[index].item()
+
+    def __setitem__(self, index, value):
+        self._tensor()[index] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __eq__(self, other):
+        return isinstance(other, TypedStorage) and other.dtype is self.dtype and \
+            other._untyped_storage is self._untyped_storage
+
+    def __hash__(self):
+        return hash((id(self._untyped_storage), self.dtype))
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
+        dtype = cls._fixed_dtype or dtype
+        if dtype is None:
+            raise RuntimeError("from_buffer(): dtype must be given (or use a typed class such as FloatStorage)")
+        untyped = UntypedStorage.from_buffer(buffer, byte_order, count, offset, dtype=dtype)
+        return cls(wrap_storage=untyped, dtype=dtype, _internal=True)
+
+    @classmethod
+    def from_file(cls, filename, shared=False, size=0, *, dtype=None):
+        dtype = cls._fixed_dtype or dtype or _C.get_default_dtype()
+        untyped = UntypedStorage.from_file(filename, shared, size * dtype.itemsize)
+        return cls(wrap_storage=untyped, dtype=dtype, _internal=True)
+
+    def __reduce__(self):
+        return (_rebuild_typed, (self._untyped_storage, self.dtype))
+
+    def __deepcopy__(self, memo):
+        return TypedStorage(wrap_storage=_copy.deepcopy(self._untyped_storage, memo), dtype=self.dtype,
+                            _internal=True)
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        tail = f"[ember.storage.TypedStorage(dtype={self.dtype!r}, device=cpu) of size {self.size()}]"
+        return f"{body}\n{tail}" if body else tail
+
+    __str__ = __repr__
+
+
+class _LegacyStorageMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, TypedStorage) and obj.dtype is cls._fixed_dtype
+
+
+def _make_storage_classes() -> dict:
+    classes = {}
+    for name in _C._dtype_names:
+        dtype = getattr(_C, name)
+        cls_name = dtype._legacy_name + "Storage"
+        if cls_name not in classes:
+            classes[cls_name] = _LegacyStorageMeta(cls_name, (TypedStorage,), {
+                "_fixed_dtype": dtype, "__module__": "ember",
+                "__doc__": f"A TypedStorage of {dtype!r}: {cls_name}(size) or {cls_name}(data)."})
+    return classes
+
+
+STORAGE_CLASSES = _make_storage_classes()
