@@ -5,6 +5,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import builtins as _builtins  # int, float, bool below are dtypes, as in torch
+
 from . import _C
 from ._C import Generator, Size, default_generator, dtype, get_default_dtype, get_num_threads
 from ._C import set_default_dtype, set_flush_denormal, set_num_threads, tensor
@@ -75,7 +77,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 def manual_seed(seed) -> Generator:
     """Seeds the default generator; returns it."""
-    return default_generator.manual_seed(int(seed))
+    return default_generator.manual_seed(_builtins.int(seed))
 
 
 def seed() -> int:

@@ -1,0 +1,671 @@
+"""Creation: ember.tensor, the legacy constructors, as_tensor, the factories (empty, zeros,
+ones, full, *_like, arange, linspace, logspace, eye, empty_strided), each against torch."""
+import math
+
+import pytest
+
+import ember
+from helpers import DTYPE_NAMES, FLOAT_NAMES, assert_same, check, torch
+
+INT_NAMES = ["uint8", "int8", "int16", "int32", "int64"]
+
+
+def sample_values(name):
+    """Nested 3x4 values every dtype holds exactly (negative only for signed types)."""
+    if name == "bool":
+        return [[True, False, True, True], [False, False, True, False], [True, True, False, True]]
+    if name == "uint8":
+        return [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 250, 255]]
+    if name in INT_NAMES:
+        return [[0, 1, -2, 3], [4, -5, 6, 7], [-8, 9, 100, -100]]
+    return [[0.0, 1.5, -2.25, 3.0], [4.5, -5.0, 6.125, 7.0], [-8.5, 9.0, 100.0, -0.5]]
+
+
+def make(lib, name, layout):
+    """A tensor of dtype `name` in one of the layouts the tests sweep."""
+    dt = getattr(lib, name)
+    base = lib.tensor(sample_values(name), dtype=dt)
+    if layout == "contiguous":
+        return base
+    if layout == "transposed":
+        return base.t()
+    if layout == "sliced":
+        return base[1:, ::2]
+    if layout == "empty":
+        return base[:0]
+    if layout == "scalar":
+        return base[1, 2]
+    raise ValueError(layout)
+
+
+LAYOUTS = ["contiguous", "transposed", "sliced", "empty", "scalar"]
+
+
+# ---------------------------------------------------------------- ember.tensor: inference
+@pytest.mark.parametrize("data", [
+    1, 1.5, True, -3, 0, 2 ** 40, 1e300,
+    [1, 2, 3], [1.0, 2.0], [True, False], [1, 2.5], [True, 2], [True, 2.5], [False, 0.0],
+    [[1, 2], [3, 4]], ((1, 2), (3, 4)), [(1, 2), [3, 4]], [[[1], [2]], [[3], [4]]],
+    [[1.5, 2], [3, 4]], (1, 2.0), [], [[]], [[], []], [[[]]], (), [2 ** 62, 1], [-(2 ** 63)],
+])
+def test_tensor_inference(data):
+    check(lambda lib: lib.tensor(data))
+
+
+@pytest.mark.parametrize("data", [[[1, 2], [3]], [[1], 2], [1, [2]], [[1, 2], []]])
+def test_tensor_ragged_errors(data):
+    check(lambda lib: lib.tensor(data))
+
+
+def test_tensor_bad_element():
+    check(lambda lib: lib.tensor(["a"]))
+    check(lambda lib: lib.tensor([None]))
+    check(lambda lib: lib.tensor(object()))
+
+
+def test_tensor_int_overflow():
+    check(lambda lib: lib.tensor([2 ** 64]))
+    check(lambda lib: lib.tensor([300], dtype=lib.int8))
+
+
+def test_tensor_negative_to_uint8_wraps():
+    check(lambda lib: lib.tensor([-2, -1, 0], dtype=lib.uint8))
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_tensor_zero_dim_tensors_inside_lists(name):
+    def fn(lib):
+        dt = getattr(lib, name)
+        a, b = lib.tensor(1, dtype=dt), lib.tensor(0, dtype=dt)
+        return lib.tensor([a, b]), lib.tensor([[a], [b]]), lib.tensor([a, 1])
+    check(fn)
+
+
+def test_tensor_mixed_zero_dim_tensor_and_python_scalars():
+    check(lambda lib: lib.tensor([lib.tensor(1.5), 2]))
+    check(lambda lib: lib.tensor([lib.tensor(2), 2.5]))
+    check(lambda lib: lib.tensor([lib.tensor(2, dtype=lib.int16), 3]))
+    check(lambda lib: lib.tensor([lib.tensor(2.0, dtype=lib.float64), lib.tensor(1)]))
+
+
+def test_tensor_of_non_scalar_tensors_in_list_raises():
+    check(lambda lib: lib.tensor([lib.tensor([1, 2]), lib.tensor([3, 4])]))
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_tensor_explicit_dtype(name):
+    def fn(lib):
+        dt = getattr(lib, name)
+        return (lib.tensor(sample_values(name), dtype=dt), lib.tensor([], dtype=dt),
+                lib.tensor(1, dtype=dt), lib.tensor([[]], dtype=dt))
+    check(fn)
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "int32", "int64", "uint8"])
+def test_tensor_float_to_int_truncates(name):
+    data = [1.7, 2.2, 0.9, 99.99] if name == "uint8" else [1.7, -1.7, 2.5, -2.5, 0.9, -0.9]
+    check(lambda lib: lib.tensor(data, dtype=getattr(lib, name)))
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_tensor_bool_and_float_values_to_dtype(name):
+    check(lambda lib: lib.tensor([True, False], dtype=getattr(lib, name)))
+    check(lambda lib: lib.tensor([0.0, 1.0, 0.5], dtype=getattr(lib, name)))
+
+
+def test_tensor_float16_bfloat16_rounding():
+    check(lambda lib: lib.tensor([1.0009765625, 3.14159, 65519.0, 65520.0, 1e-8], dtype=lib.float16))
+    check(lambda lib: lib.tensor([1.00390625, 3.14159, 1e38, 1e-40], dtype=lib.bfloat16))
+    check(lambda lib: lib.tensor([1e39, -1e39, 1e-50], dtype=lib.float32))
+
+
+def test_tensor_nan_inf():
+    check(lambda lib: lib.tensor([math.inf, -math.inf, math.nan]))
+    check(lambda lib: lib.tensor([math.inf, math.nan], dtype=lib.float16))
+
+
+def test_tensor_device_cpu():
+    check(lambda lib: lib.tensor([1, 2], device="cpu"))
+    check(lambda lib: lib.tensor([1, 2], device=lib.device("cpu")))
+    x = ember.tensor([1.0], device="cpu")
+    assert x.device == ember.device("cpu") and str(x.device) == "cpu"
+
+
+def test_tensor_from_tensor_copies():
+    def fn(lib):
+        a = lib.tensor([1, 2, 3])
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b = lib.tensor(a)
+            c = lib.tensor(a, dtype=lib.float64)
+        a[0] = 9
+        return a, b, c
+    check(fn)
+    a = ember.tensor([1, 2])
+    assert ember.tensor(a).data_ptr() != a.data_ptr()
+
+
+def test_tensor_requires_sequence_or_scalar():
+    check(lambda lib: lib.tensor({1, 2}))
+    check(lambda lib: lib.tensor("12"))
+
+
+def test_tensor_result_is_contiguous():
+    check(lambda lib: lib.tensor([[1, 2, 3], [4, 5, 6]]).stride(), strides=True)
+
+
+# ---------------------------------------------------------------- legacy constructors
+def test_legacy_tensor_empty():
+    check(lambda lib: lib.Tensor())
+    check(lambda lib: (lib.Tensor().shape, lib.Tensor().dtype))
+
+
+def test_legacy_tensor_sizes_uninitialized():
+    check(lambda lib: (lib.Tensor(2, 3).shape, lib.Tensor(2, 3).dtype, lib.Tensor(2, 3).stride()))
+    check(lambda lib: (lib.Tensor(0).shape, lib.Tensor(4).dtype))
+    check(lambda lib: lib.Tensor(lib.Size([2, 3])).shape)
+    check(lambda lib: lib.Tensor(lib.Size([])).shape)
+
+
+def test_legacy_tensor_data():
+    check(lambda lib: lib.Tensor([1, 2]))
+    check(lambda lib: lib.Tensor([[1.5, 2], [3, 4]]))
+    check(lambda lib: lib.Tensor([True, False]))
+    check(lambda lib: lib.Tensor([]))
+    check(lambda lib: lib.Tensor(((1, 2), (3, 4))))
+
+
+def test_legacy_tensor_errors():
+    check(lambda lib: lib.Tensor(-1))
+    check(lambda lib: lib.Tensor(2, -3))
+    check(lambda lib: lib.Tensor("abc"))
+    check(lambda lib: lib.Tensor(2.5))
+
+
+def test_legacy_tensor_from_storage():
+    def fn(lib):
+        s = lib.tensor([1.0, 2.0, 3.0]).untyped_storage()
+        t = lib.Tensor(s)
+        t[0] = 7
+        return t, lib.tensor(s.tolist(), dtype=lib.uint8)
+    check(fn)
+
+
+def test_legacy_tensor_from_tensor_shares():
+    def fn(lib):
+        a = lib.tensor([1.0, 2.0, 3.0])
+        b = lib.Tensor(a)
+        b[1] = 5
+        return a, b, b.data_ptr() == a.data_ptr()
+    check(fn)
+
+
+def test_legacy_tensor_from_tensor_of_other_dtype_raises():
+    check(lambda lib: lib.Tensor(lib.tensor([1, 2])))
+
+
+LEGACY = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+          "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32",
+          "ShortTensor": "int16", "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool"}
+
+
+@pytest.mark.parametrize("cls", sorted(LEGACY))
+def test_typed_legacy_classes(cls):
+    check(lambda lib: getattr(lib, cls)([1, 0, 1]))
+    check(lambda lib: (getattr(lib, cls)(10).shape, getattr(lib, cls)(10).dtype))
+    check(lambda lib: (getattr(lib, cls)(2, 3).shape, getattr(lib, cls)(2, 3).dtype))
+    check(lambda lib: getattr(lib, cls)())
+    check(lambda lib: getattr(lib, cls)([[1, 2], [3, 4]]) if cls != "BoolTensor" else getattr(lib, cls)([[1]]))
+    check(lambda lib: getattr(lib, cls)(lib.Size([3])).shape)
+
+
+@pytest.mark.parametrize("cls", sorted(LEGACY))
+def test_typed_legacy_isinstance(cls):
+    name = LEGACY[cls]
+    for lib in (ember, torch):
+        x = lib.zeros(2, dtype=getattr(lib, name))
+        assert isinstance(x, getattr(lib, cls))
+        assert isinstance(x, lib.Tensor)
+        others = [c for c in LEGACY if c != cls]
+        assert not any(isinstance(x, getattr(lib, c)) for c in others)
+    assert isinstance(ember.zeros(2), ember.FloatTensor)
+    assert not isinstance([1], ember.FloatTensor)
+
+
+def test_typed_legacy_float_values_truncate():
+    check(lambda lib: lib.LongTensor([1.7, -2.7]))
+    check(lambda lib: lib.ByteTensor([1.7, 255]))
+    check(lambda lib: lib.BoolTensor([0.0, 2.0]))
+
+
+def test_typed_legacy_from_storage_and_tensor():
+    check(lambda lib: lib.LongTensor(lib.tensor([1, 2]).untyped_storage()))
+    check(lambda lib: lib.LongTensor(lib.tensor([1, 2])))
+    check(lambda lib: lib.LongTensor(lib.tensor([1.0, 2.0])))
+
+
+def test_legacy_tensor_default_dtype_follows_default():
+    old = ember.get_default_dtype()
+    ember.set_default_dtype(ember.float64)
+    try:
+        assert ember.Tensor([1]).dtype is ember.float32 or ember.Tensor([1]).dtype is ember.float64
+        torch_old = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            check(lambda lib: lib.Tensor([1, 2]))
+            check(lambda lib: lib.Tensor(2).dtype)
+        finally:
+            torch.set_default_dtype(torch_old)
+    finally:
+        ember.set_default_dtype(old)
+
+
+# ---------------------------------------------------------------- as_tensor
+def test_as_tensor_shares_same_dtype_tensor():
+    a = ember.tensor([1.0, 2.0])
+    assert ember.as_tensor(a) is a
+    b = ember.as_tensor(a, dtype=ember.float32)
+    b[0] = 5
+    assert a.tolist() == [5.0, 2.0]
+    c = ember.as_tensor(a, dtype=ember.float64)
+    c[1] = 9
+    assert a.tolist() == [5.0, 2.0] and c.dtype is ember.float64
+
+
+def test_as_tensor_numpy_shares():
+    np = pytest.importorskip("numpy")
+    for np_dt in ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool", "float16"]:
+        arr = np.zeros(3, dtype=np_dt)
+        t = ember.as_tensor(arr)
+        assert t.dtype is getattr(ember, np_dt)
+        arr[1] = 1
+        assert t[1].item() == 1
+        t[2] = 1
+        assert arr[2] == 1
+        assert t.data_ptr() == arr.ctypes.data
+    arr = np.arange(3, dtype="int64")
+    t = ember.as_tensor(arr, dtype=ember.float32)
+    arr[0] = 9
+    assert t.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_as_tensor_matches_torch():
+    np = pytest.importorskip("numpy")
+    check(lambda lib: lib.as_tensor([1, 2, 3]))
+    check(lambda lib: lib.as_tensor([1, 2.5], dtype=lib.float64))
+    check(lambda lib: lib.as_tensor(3.5))
+    check(lambda lib: lib.as_tensor(np.arange(6).reshape(2, 3).T))
+    check(lambda lib: lib.as_tensor(np.arange(6).reshape(2, 3).T).stride(), strides=True)
+    check(lambda lib: lib.as_tensor([1, 2], device="cpu"))
+
+
+def test_as_tensor_bad_device():
+    with pytest.raises((RuntimeError, ValueError)):
+        ember.as_tensor([1.0], device="cuda")
+
+
+# ---------------------------------------------------------------- empty/zeros/ones/full
+SIZES = [(), (0,), (3,), (2, 3), (2, 0, 4), (1, 1, 1, 1)]
+
+
+@pytest.mark.parametrize("fn_name", ["zeros", "ones"])
+@pytest.mark.parametrize("size", SIZES)
+def test_zeros_ones_sizes(fn_name, size):
+    check(lambda lib: getattr(lib, fn_name)(*size))
+    check(lambda lib: getattr(lib, fn_name)(size))
+    check(lambda lib: getattr(lib, fn_name)(list(size)))
+    check(lambda lib: getattr(lib, fn_name)(lib.Size(size)))
+    check(lambda lib: getattr(lib, fn_name)(size).stride(), strides=True)
+
+
+@pytest.mark.parametrize("fn_name", ["zeros", "ones", "empty"])
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_factories_dtype(fn_name, name):
+    def fn(lib):
+        x = getattr(lib, fn_name)(2, 3, dtype=getattr(lib, name))
+        return x if fn_name != "empty" else (x.shape, x.dtype, x.stride())
+    check(fn)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_empty_shape_dtype(size):
+    check(lambda lib: (lib.empty(*size).shape, lib.empty(*size).dtype, lib.empty(size).stride()))
+    check(lambda lib: (lib.empty(size).shape, lib.empty(size).is_contiguous()))
+
+
+@pytest.mark.parametrize("fn_name", ["zeros", "ones", "empty"])
+def test_factories_errors(fn_name):
+    check(lambda lib: getattr(lib, fn_name)(-1))
+    check(lambda lib: getattr(lib, fn_name)(2, -3))
+    check(lambda lib: getattr(lib, fn_name)(2.5))
+    check(lambda lib: getattr(lib, fn_name)("a"))
+    check(lambda lib: getattr(lib, fn_name)((2, 3), 4))
+    check(lambda lib: getattr(lib, fn_name)(2, dtype="float32"))
+
+
+def test_factories_device():
+    check(lambda lib: lib.zeros(2, device="cpu"))
+    check(lambda lib: lib.ones(2, device=lib.device("cpu")))
+    with pytest.raises(RuntimeError):
+        ember.zeros(2, device="cuda")
+
+
+def test_factories_no_size():
+    check(lambda lib: lib.zeros(()))
+    check(lambda lib: lib.ones([]))
+    check(lambda lib: lib.empty(()).shape)
+    check(lambda lib: lib.zeros(size=(2,)))
+    check(lambda lib: lib.ones(size=[2, 1]))
+
+
+@pytest.mark.parametrize("value", [0, 1, -7, 2.5, True, False, 1e30, math.inf, -math.inf, 2 ** 40])
+def test_full_inference(value):
+    check(lambda lib: lib.full((2, 3), value))
+    check(lambda lib: lib.full([2], value))
+    check(lambda lib: lib.full((), value))
+
+
+def test_full_nan():
+    check(lambda lib: lib.full((2,), math.nan))
+    check(lambda lib: lib.full((2,), math.nan, dtype=lib.float16))
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_full_dtype(name):
+    check(lambda lib: lib.full((2, 2), 1, dtype=getattr(lib, name)))
+    check(lambda lib: lib.full((2,), True, dtype=getattr(lib, name)))
+    check(lambda lib: lib.full((0, 3), 5, dtype=getattr(lib, name)))
+
+
+def test_full_float_to_int_dtype():
+    check(lambda lib: lib.full((2,), 2.7, dtype=lib.int32))
+    check(lambda lib: lib.full((2,), -2.7, dtype=lib.int64))
+
+
+def test_full_overflow_errors():
+    check(lambda lib: lib.full((2,), 300, dtype=lib.int8))
+    check(lambda lib: lib.full((2,), -1, dtype=lib.uint8))
+    check(lambda lib: lib.full((2,), 1e6, dtype=lib.float16))
+
+
+def test_full_zero_dim_tensor_fill():
+    check(lambda lib: lib.full((2,), lib.tensor(3.5)))
+
+
+def test_full_errors():
+    check(lambda lib: lib.full((-1,), 1))
+    check(lambda lib: lib.full((2,), "a"))
+    check(lambda lib: lib.full(2, 1))
+
+
+def test_full_default_dtype_change():
+    old_e, old_t = ember.get_default_dtype(), torch.get_default_dtype()
+    ember.set_default_dtype(ember.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        check(lambda lib: lib.full((2,), 1.5))
+        check(lambda lib: lib.full((2,), 1))
+        check(lambda lib: lib.zeros(2))
+    finally:
+        ember.set_default_dtype(old_e)
+        torch.set_default_dtype(old_t)
+
+
+# ---------------------------------------------------------------- *_like
+LIKE = ["zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"]
+
+
+def call_like(lib, fn_name, x, **kw):
+    fn = getattr(lib, fn_name)
+    if fn_name == "full_like":
+        return fn(x, 1, **kw)
+    return fn(x, **kw)
+
+
+@pytest.mark.parametrize("fn_name", ["zeros_like", "ones_like", "full_like"])
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_like_values(fn_name, name, layout):
+    check(lambda lib: call_like(lib, fn_name, make(lib, name, layout)), strides=True)
+
+
+@pytest.mark.parametrize("fn_name", LIKE)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_like_shape_dtype_strides(fn_name, layout):
+    name = "float32"
+
+    def fn(lib):
+        y = call_like(lib, fn_name, make(lib, name, layout))
+        return y.shape, y.dtype, y.stride(), y.is_contiguous()
+    check(fn)
+
+
+@pytest.mark.parametrize("fn_name", ["zeros_like", "ones_like", "full_like", "empty_like"])
+def test_like_transposed_keeps_strides(fn_name):
+    def fn(lib):
+        y = call_like(lib, fn_name, lib.zeros(3, 4, 5).permute(2, 0, 1))
+        return y.shape, y.stride()
+    check(fn)
+    y = call_like(ember, fn_name, ember.zeros(3, 4).t())
+    assert y.stride() == (1, 4)
+
+
+@pytest.mark.parametrize("fn_name", ["zeros_like", "ones_like", "full_like", "empty_like"])
+def test_like_sliced_is_dense(fn_name):
+    def fn(lib):
+        y = call_like(lib, fn_name, lib.zeros(4, 6)[::2, ::3])
+        return y.shape, y.stride()
+    check(fn)
+    check(lambda lib: call_like(lib, fn_name, lib.zeros(4, 6)[:, ::2].t()).stride())
+
+
+@pytest.mark.parametrize("fn_name", ["zeros_like", "ones_like", "full_like"])
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_like_dtype_override(fn_name, name):
+    check(lambda lib: call_like(lib, fn_name, lib.zeros(2, 3).t(), dtype=getattr(lib, name)), strides=True)
+    check(lambda lib: call_like(lib, fn_name, lib.zeros(2, 3, dtype=lib.int64), dtype=getattr(lib, name)))
+
+
+def test_like_memory_format_contiguous():
+    check(lambda lib: lib.zeros_like(lib.zeros(3, 4).t(), memory_format=lib.contiguous_format).stride())
+    check(lambda lib: lib.ones_like(lib.zeros(3, 4).t(), memory_format=lib.preserve_format).stride())
+
+
+def test_full_like_values():
+    check(lambda lib: lib.full_like(lib.zeros(2, 2, dtype=lib.int32), 2.7))
+    check(lambda lib: lib.full_like(lib.zeros(2), 7, dtype=lib.int16))
+    check(lambda lib: lib.full_like(lib.zeros(2, dtype=lib.bool), 3))
+    check(lambda lib: lib.full_like(lib.zeros(2, dtype=lib.int8), 1000))
+
+
+def test_like_errors():
+    check(lambda lib: lib.zeros_like([1, 2]))
+    check(lambda lib: lib.rand_like(lib.zeros(2, dtype=lib.int64)))
+    check(lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.bool)))
+
+
+# ---------------------------------------------------------------- arange
+@pytest.mark.parametrize("args", [
+    (5,), (0,), (1, 4), (4, 1), (0, 10, 3), (10, 0, -3), (0, -5, -1), (-5, 5, 2), (0.5,), (1.5, 4),
+    (0, 1, 0.1), (1, 0, -0.25), (0.0, 3.0), (0, 3.0), (0, 3, 1.0), (5, 5), (5, 5, -1), (1, 2, 0.3),
+    (True,), (2 ** 40, 2 ** 40 + 3), (-3.5, -1), (0, 1e-3, 1e-4), (0, 10, 2.5),
+])
+def test_arange(args):
+    check(lambda lib: lib.arange(*args))
+
+
+@pytest.mark.parametrize("name", [n for n in DTYPE_NAMES if n != "bool"])
+def test_arange_dtype(name):
+    check(lambda lib: lib.arange(5, dtype=getattr(lib, name)))
+    check(lambda lib: lib.arange(1, 7, 2, dtype=getattr(lib, name)))
+    check(lambda lib: lib.arange(0, 2.5, 0.5, dtype=getattr(lib, name)), tol=1e-2)
+
+
+def test_arange_bool_dtype():
+    check(lambda lib: lib.arange(2, dtype=lib.bool))
+
+
+def test_arange_negative_and_float_steps():
+    check(lambda lib: lib.arange(3, -3, -1.5))
+    check(lambda lib: lib.arange(0.0, -1.0, -0.3))
+    check(lambda lib: lib.arange(-1, -10, -4, dtype=lib.int8))
+    check(lambda lib: lib.arange(0, 1, 0.1, dtype=lib.float64))
+
+
+def test_arange_keywords():
+    check(lambda lib: lib.arange(start=1, end=5))
+    check(lambda lib: lib.arange(1, 5, step=2))
+    check(lambda lib: lib.arange(end=3))
+    check(lambda lib: lib.arange(3, device="cpu"))
+
+
+def test_arange_zero_dim_tensor_args():
+    check(lambda lib: lib.arange(lib.tensor(3)))
+    check(lambda lib: lib.arange(lib.tensor(1.5), 4))
+
+
+def test_arange_errors():
+    check(lambda lib: lib.arange(0, 5, 0))
+    check(lambda lib: lib.arange(0, 5, 0.0))
+    check(lambda lib: lib.arange(0, 5, -1))
+    check(lambda lib: lib.arange(5, 0, 1))
+    check(lambda lib: lib.arange(-1))
+    check(lambda lib: lib.arange(math.inf))
+    check(lambda lib: lib.arange(math.nan))
+    check(lambda lib: lib.arange(0, math.inf))
+    check(lambda lib: lib.arange("a"))
+    check(lambda lib: lib.arange())
+    check(lambda lib: lib.arange(0, 300, dtype=lib.int8))
+
+
+def test_arange_default_dtype():
+    old_e, old_t = ember.get_default_dtype(), torch.get_default_dtype()
+    ember.set_default_dtype(ember.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        check(lambda lib: lib.arange(0.5))
+        check(lambda lib: lib.arange(3))
+    finally:
+        ember.set_default_dtype(old_e)
+        torch.set_default_dtype(old_t)
+
+
+# ---------------------------------------------------------------- linspace / logspace
+@pytest.mark.parametrize("args", [
+    (0, 1, 5), (0, 1, 1), (0, 1, 0), (1, 0, 5), (-3, 3, 7), (0.5, 2.5, 4), (0, 10, 11), (0, 1, 2),
+    (5, 5, 3), (0, 1, 100), (-1e10, 1e10, 3),
+])
+def test_linspace(args):
+    check(lambda lib: lib.linspace(*args), tol=1e-6)
+
+
+@pytest.mark.parametrize("name", [n for n in DTYPE_NAMES if n != "bool"])
+def test_linspace_dtype(name):
+    check(lambda lib: lib.linspace(0, 10, 6, dtype=getattr(lib, name)), tol=1e-2)
+    check(lambda lib: lib.linspace(-3, 7, 4, dtype=getattr(lib, name)) if name != "uint8" else
+          lib.linspace(3, 7, 4, dtype=getattr(lib, name)), tol=1e-2)
+    check(lambda lib: lib.linspace(0, 1, 5, dtype=getattr(lib, name)), tol=1e-2)
+
+
+def test_linspace_int_truncation_exact():
+    check(lambda lib: lib.linspace(0, 10, 4, dtype=lib.int64))
+    check(lambda lib: lib.linspace(10, 0, 4, dtype=lib.int64))
+    check(lambda lib: lib.linspace(-5, 5, 7, dtype=lib.int32))
+
+
+def test_linspace_errors():
+    check(lambda lib: lib.linspace(0, 1, -1))
+    check(lambda lib: lib.linspace(0, 1))
+    check(lambda lib: lib.linspace(0, 1, 2.5))
+
+
+def test_linspace_tensor_args_and_keywords():
+    check(lambda lib: lib.linspace(lib.tensor(0.0), lib.tensor(1.0), 3), tol=1e-6)
+    check(lambda lib: lib.linspace(start=0, end=2, steps=3))
+    check(lambda lib: lib.linspace(0, 2, steps=3, device="cpu"))
+
+
+@pytest.mark.parametrize("args", [
+    (0, 2, 3), (0, 2, 0), (0, 2, 1), (2, 0, 3), (-2, 2, 5), (0, 3, 4, 2), (0, 1, 5, 0.5), (1, 1, 3),
+    (0, 3, 4, 2.0), (-1, 1, 3, 10), (0, 40, 3),
+])
+def test_logspace(args):
+    check(lambda lib: lib.logspace(*args), tol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["int64", "int32", "int16", "uint8", "float64", "float16", "bfloat16"])
+def test_logspace_dtype(name):
+    check(lambda lib: lib.logspace(0, 2, 3, dtype=getattr(lib, name)), tol=1e-2)
+    check(lambda lib: lib.logspace(0, 3, 4, base=2, dtype=getattr(lib, name)), tol=1e-2)
+    check(lambda lib: lib.logspace(0, 2, 5, dtype=getattr(lib, name)), tol=1e-2)
+
+
+def test_logspace_int_exact():
+    check(lambda lib: lib.logspace(0, 3, 4, dtype=lib.int64))
+    check(lambda lib: lib.logspace(0, 10, 11, base=2, dtype=lib.int64))
+    check(lambda lib: lib.logspace(0, 2, 5, dtype=lib.int64))
+
+
+def test_logspace_errors():
+    check(lambda lib: lib.logspace(0, 1, -1))
+    check(lambda lib: lib.logspace(0, 1))
+
+
+# ---------------------------------------------------------------- eye
+@pytest.mark.parametrize("args", [(0,), (1,), (3,), (2, 4), (4, 2), (3, 0), (0, 3), (5, 5)])
+def test_eye(args):
+    check(lambda lib: lib.eye(*args), strides=True)
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_eye_dtype(name):
+    check(lambda lib: lib.eye(3, dtype=getattr(lib, name)))
+    check(lambda lib: lib.eye(2, 3, dtype=getattr(lib, name)))
+
+
+def test_eye_errors():
+    check(lambda lib: lib.eye(-1))
+    check(lambda lib: lib.eye(2, -1))
+    check(lambda lib: lib.eye(2.5))
+    check(lambda lib: lib.eye())
+
+
+def test_eye_keywords():
+    check(lambda lib: lib.eye(n=2, m=3))
+    check(lambda lib: lib.eye(2, device="cpu"))
+
+
+# ---------------------------------------------------------------- empty_strided
+@pytest.mark.parametrize("size, stride", [
+    ((2, 3), (3, 1)), ((2, 3), (1, 2)), ((2, 3), (1, 4)), ((2, 3), (0, 1)), ((3,), (2,)), ((), ()),
+    ((0, 3), (3, 1)), ((2, 0), (1, 1)), ((2, 2, 2), (4, 1, 2)),
+])
+def test_empty_strided(size, stride):
+    def fn(lib):
+        x = lib.empty_strided(size, stride)
+        return x.shape, x.stride(), x.dtype, x.is_contiguous(), x.storage_offset(), x.untyped_storage().nbytes()
+    check(fn)
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_empty_strided_dtype(name):
+    def fn(lib):
+        x = lib.empty_strided((2, 3), (1, 2), dtype=getattr(lib, name))
+        x.fill_(1)
+        return x, x.stride(), x.untyped_storage().nbytes()
+    check(fn)
+
+
+def test_empty_strided_errors():
+    check(lambda lib: lib.empty_strided((2, 3), (1,)))
+    check(lambda lib: lib.empty_strided((2, -3), (1, 1)))
+    check(lambda lib: lib.empty_strided((2, 3), (1, -1)))
+
+
+def test_empty_strided_writes():
+    def fn(lib):
+        x = lib.empty_strided((2, 3), (1, 2))
+        x.copy_(lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+        return x, x.contiguous(), lib.tensor(x.untyped_storage().tolist(), dtype=lib.uint8)
+    check(fn)
