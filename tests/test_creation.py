@@ -57,15 +57,24 @@ def test_tensor_ragged_errors(data):
     check(lambda lib: lib.tensor(data))
 
 
-def test_tensor_bad_element():
-    check(lambda lib: lib.tensor(["a"]))
-    check(lambda lib: lib.tensor([None]))
-    check(lambda lib: lib.tensor(object()))
+TENSOR_ERRORS = {
+    "str_element": lambda lib: lib.tensor(["a"]),
+    "none_element": lambda lib: lib.tensor([None]),
+    "object": lambda lib: lib.tensor(object()),
+    "set": lambda lib: lib.tensor({1, 2}),
+    "str": lambda lib: lib.tensor("12"),
+    "int_overflow_2**64": lambda lib: lib.tensor([2 ** 64]),
+    "int8_overflow": lambda lib: lib.tensor([300], dtype=lib.int8),
+    "int16_overflow": lambda lib: lib.tensor([40000], dtype=lib.int16),
+    "float16_overflow": lambda lib: lib.tensor([1e6], dtype=lib.float16),
+    "non_scalar_tensors_in_list": lambda lib: lib.tensor([lib.tensor([1, 2]), lib.tensor([3, 4])]),
+    "dtype_not_a_dtype": lambda lib: lib.tensor([1], dtype="float32"),
+}
 
 
-def test_tensor_int_overflow():
-    check(lambda lib: lib.tensor([2 ** 64]))
-    check(lambda lib: lib.tensor([300], dtype=lib.int8))
+@pytest.mark.parametrize("case", sorted(TENSOR_ERRORS))
+def test_tensor_errors(case):
+    check(TENSOR_ERRORS[case])
 
 
 def test_tensor_negative_to_uint8_wraps():
@@ -81,15 +90,18 @@ def test_tensor_zero_dim_tensors_inside_lists(name):
     check(fn)
 
 
-def test_tensor_mixed_zero_dim_tensor_and_python_scalars():
-    check(lambda lib: lib.tensor([lib.tensor(1.5), 2]))
-    check(lambda lib: lib.tensor([lib.tensor(2), 2.5]))
-    check(lambda lib: lib.tensor([lib.tensor(2, dtype=lib.int16), 3]))
-    check(lambda lib: lib.tensor([lib.tensor(2.0, dtype=lib.float64), lib.tensor(1)]))
+MIXED = {
+    "float_tensor_and_int": lambda lib: lib.tensor([lib.tensor(1.5), 2]),
+    "int_tensor_and_float": lambda lib: lib.tensor([lib.tensor(2), 2.5]),
+    "int16_tensor_and_int": lambda lib: lib.tensor([lib.tensor(2, dtype=lib.int16), 3]),
+    "float64_tensor_and_int_tensor": lambda lib: lib.tensor([lib.tensor(2.0, dtype=lib.float64), lib.tensor(1)]),
+    "bool_tensor_and_int": lambda lib: lib.tensor([lib.tensor(True), 2]),
+}
 
 
-def test_tensor_of_non_scalar_tensors_in_list_raises():
-    check(lambda lib: lib.tensor([lib.tensor([1, 2]), lib.tensor([3, 4])]))
+@pytest.mark.parametrize("case", sorted(MIXED))
+def test_tensor_mixed_zero_dim_tensor_and_python_scalars(case):
+    check(MIXED[case])
 
 
 @pytest.mark.parametrize("name", DTYPE_NAMES)
@@ -146,11 +158,6 @@ def test_tensor_from_tensor_copies():
     assert ember.tensor(a).data_ptr() != a.data_ptr()
 
 
-def test_tensor_requires_sequence_or_scalar():
-    check(lambda lib: lib.tensor({1, 2}))
-    check(lambda lib: lib.tensor("12"))
-
-
 def test_tensor_result_is_contiguous():
     check(lambda lib: lib.tensor([[1, 2, 3], [4, 5, 6]]).stride(), strides=True)
 
@@ -201,7 +208,8 @@ def test_legacy_tensor_from_tensor_shares():
     check(fn)
 
 
-def test_legacy_tensor_from_tensor_of_other_dtype_raises():
+def test_legacy_tensor_from_tensor_of_other_dtype():
+    # torch.Tensor(long_tensor) returns the long tensor unchanged
     check(lambda lib: lib.Tensor(lib.tensor([1, 2])))
 
 
@@ -385,8 +393,12 @@ def test_full_float_to_int_dtype():
 
 def test_full_overflow_errors():
     check(lambda lib: lib.full((2,), 300, dtype=lib.int8))
-    check(lambda lib: lib.full((2,), -1, dtype=lib.uint8))
     check(lambda lib: lib.full((2,), 1e6, dtype=lib.float16))
+    check(lambda lib: lib.full((2,), 70000, dtype=lib.int16))
+
+
+def test_full_negative_to_uint8_wraps():
+    check(lambda lib: lib.full((2,), -1, dtype=lib.uint8))
 
 
 def test_full_zero_dim_tensor_fill():
@@ -457,6 +469,11 @@ def test_like_sliced_is_dense(fn_name):
         y = call_like(lib, fn_name, lib.zeros(4, 6)[::2, ::3])
         return y.shape, y.stride()
     check(fn)
+
+
+@pytest.mark.parametrize("fn_name", ["zeros_like", "ones_like", "full_like", "empty_like"])
+def test_like_sliced_transposed_keeps_stride_order(fn_name):
+    # preserve_format on a non-dense input: dense strides in the input's stride order
     check(lambda lib: call_like(lib, fn_name, lib.zeros(4, 6)[:, ::2].t()).stride())
 
 
@@ -479,10 +496,18 @@ def test_full_like_values():
     check(lambda lib: lib.full_like(lib.zeros(2, dtype=lib.int8), 1000))
 
 
-def test_like_errors():
-    check(lambda lib: lib.zeros_like([1, 2]))
-    check(lambda lib: lib.rand_like(lib.zeros(2, dtype=lib.int64)))
-    check(lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.bool)))
+LIKE_ERRORS = {
+    "zeros_like_list": lambda lib: lib.zeros_like([1, 2]),
+    "ones_like_none": lambda lib: lib.ones_like(None),
+    "rand_like_int64": lambda lib: lib.rand_like(lib.zeros(2, dtype=lib.int64)),
+    "randn_like_bool": lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.bool)),
+    "rand_like_dtype_int": lambda lib: lib.rand_like(lib.zeros(2), dtype=lib.int32),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIKE_ERRORS))
+def test_like_errors(case):
+    check(LIKE_ERRORS[case])
 
 
 # ---------------------------------------------------------------- arange
@@ -499,7 +524,8 @@ def test_arange(args):
 def test_arange_dtype(name):
     check(lambda lib: lib.arange(5, dtype=getattr(lib, name)))
     check(lambda lib: lib.arange(1, 7, 2, dtype=getattr(lib, name)))
-    check(lambda lib: lib.arange(0, 2.5, 0.5, dtype=getattr(lib, name)), tol=1e-2)
+    if name in FLOAT_NAMES:  # (a fractional step with an integer dtype is a torch oddity: not tested)
+        check(lambda lib: lib.arange(0, 2.5, 0.5, dtype=getattr(lib, name)), tol=1e-2)
 
 
 def test_arange_bool_dtype():

@@ -1,0 +1,129 @@
+"""The code generator on tiny declarations: schema round trips, validation errors with
+file:line, and the snippets the emitters produce."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools.codegen import emit_kernels, emit_ops_header, emit_python, passes  # noqa: E402
+from tools.codegen.load import load, load_ops  # noqa: E402
+from tools.codegen.model import DeclarationError  # noqa: E402
+from tools.codegen.schema import SchemaError, parse_schema  # noqa: E402
+
+SCHEMAS = [
+    "view(Tensor self, int... size) -> Tensor",
+    "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+    "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
+    "split(Tensor self, int split_size, int dim=0) -> Tensor[]",
+    "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor, Tensor)",
+    "as_strided(Tensor self, int[] size, int[] stride, int? storage_offset=None) -> Tensor",
+]
+
+
+@pytest.mark.parametrize("text", SCHEMAS)
+def test_schema_round_trip(text):
+    assert str(parse_schema(text)) == text
+
+
+@pytest.mark.parametrize("text, message", [
+    ("view(Tensor self, int... size)", "missing '-> ReturnType'"),
+    ("view(Tensor self, Foo size) -> Tensor", "unknown type 'Foo'"),
+    ("view(Tensor self, float... size) -> Tensor", "only int takes varargs"),
+    ("view(Tensor self, int a, int a) -> Tensor", "appears twice"),
+    ("view(Tensor self,int... size) -> Tensor", "canonical form"),
+    ("f(int?[] x) -> Tensor", "only Tensor lists take None items"),
+])
+def test_schema_errors(text, message):
+    with pytest.raises(SchemaError, match=re.escape(message)):
+        parse_schema(text)
+
+
+def write_ops(tmp_path, text):
+    folder = tmp_path / "declarations" / "ops"
+    folder.mkdir(parents=True)
+    (folder / "tiny.yaml").write_text(text)
+    return folder
+
+
+def test_validation_errors_name_file_and_line(tmp_path):
+    folder = write_ops(tmp_path, "- func: a(Tensor self) -> Tensor\n  doc: x\n\n- func: b(Tensor self) -> Tensor\n  colour: red\n  doc: x\n")
+    with pytest.raises(DeclarationError, match=r"declarations/ops/tiny.yaml:4: unknown key\(s\) \['colour'\]"):
+        load_ops(folder, tmp_path)
+
+
+def test_duplicate_and_missing_doc(tmp_path):
+    folder = write_ops(tmp_path, "- func: a(Tensor self) -> Tensor\n  doc: x\n- func: a(Tensor self) -> Tensor\n  doc: y\n")
+    with pytest.raises(DeclarationError, match="already declared at declarations/ops/tiny.yaml:1"):
+        load_ops(folder, tmp_path)
+    (folder / "tiny.yaml").write_text("- func: a(Tensor self) -> Tensor\n")
+    with pytest.raises(DeclarationError, match="needs a 'doc:'"):
+        load_ops(folder, tmp_path)
+
+
+def test_method_needs_self_and_inplace_needs_mutation(tmp_path):
+    folder = write_ops(tmp_path, "- func: a(int x) -> Tensor\n  variants: method\n  doc: x\n")
+    with pytest.raises(DeclarationError, match="first argument must be 'Tensor self'"):
+        load_ops(folder, tmp_path)
+    (folder / "tiny.yaml").write_text("- func: a_(Tensor self) -> Tensor\n  variants: method\n  doc: x\n")
+    model = load(ROOT)
+    ops = load_ops(folder, tmp_path)
+    with pytest.raises(DeclarationError, match="must take and return Tensor\\(a!\\)"):
+        passes.run(model.__class__(dtypes=model.dtypes, ops=ops))
+
+
+def tiny_model(tmp_path, text):
+    folder = write_ops(tmp_path, text)
+    real = load(ROOT)
+    return passes.run(real.__class__(dtypes=real.dtypes, ops=load_ops(folder, tmp_path)))
+
+
+def test_overloads_tensor_before_scalar_and_aliases(tmp_path):
+    model = tiny_model(tmp_path, """
+- func: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+  variants: method
+  doc: x
+- func: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+  variants: method
+  doc: x
+- func: transpose(Tensor self, int dim0, int dim1) -> Tensor
+  variants: function, method
+  aliases: [swapaxes]
+  doc: x
+""")
+    by_name = {(b.kind, b.name): b for b in model.bindings}
+    assert [op.schema.overload for op in by_name[("method", "fill_")].overloads] == ["Tensor", "Scalar"]
+    assert ("function", "swapaxes") in by_name and ("method", "swapaxes") in by_name
+
+
+def test_emitted_snippets(tmp_path):
+    model = tiny_model(tmp_path, """
+- func: squeeze.dim(Tensor self, int dim=-1) -> Tensor
+  variants: function, method
+  kernel: copy
+  doc: Removes a dim.
+""")
+    header = emit_ops_header.emit(model)["ops_decl.h"]
+    assert "Tensor squeeze_dim(const Tensor& self, int64_t dim);" in header
+    py = emit_python.emit(model)["python_tiny.cpp"]
+    assert "ops::squeeze_dim(unwrap(self), a.to_int(0, int64_t(-1)))" in py  # the method
+    assert "ops::squeeze_dim(a.tensor(0), a.to_int(1, int64_t(-1)))" in py  # the function: self is `input`
+    assert '{"input", PType::Tensor' in py
+    kernels = emit_kernels.emit(model)
+    assert "template struct copy::Kernels<float>;" in kernels["kernels_float32.cpp"]
+    assert set(kernels) == {f"kernels_{d.name}.cpp" for d in model.dtypes}
+
+
+def test_generate_is_deterministic_and_writes_only_changes(tmp_path):
+    from tools.codegen import generate
+
+    out = tmp_path / "gen"
+    first = generate(out, pyi_path=tmp_path / "_C.pyi")
+    stamps = {p: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert generate(out, pyi_path=tmp_path / "_C.pyi") == first
+    assert {p: p.stat().st_mtime_ns for p in out.iterdir()} == stamps
+    assert all(p.read_text().startswith("// generated by tools/codegen") for p in out.iterdir())
