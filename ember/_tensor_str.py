@@ -12,7 +12,6 @@ torch's (which is what the tests compare against).
 """
 
 import contextlib
-import dataclasses
 import math
 
 __all__ = [
@@ -24,15 +23,21 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass
 class PrintOptions:
-    """The options that control printing; see ``set_printoptions``."""
+    """The options that control printing; see ``set_printoptions``. A plain class, not a
+    dataclass: importing dataclasses would cost `import ember` a third of its time."""
 
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: bool | None = None
+    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+    def __init__(self, precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None):
+        self.precision = precision
+        self.threshold = threshold
+        self.edgeitems = edgeitems
+        self.linewidth = linewidth
+        self.sci_mode = sci_mode
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
 PRINT_OPTS = PrintOptions()
@@ -89,7 +94,7 @@ def get_printoptions():
         >>> get_printoptions()["threshold"]
         1000
     """
-    return dataclasses.asdict(PRINT_OPTS)
+    return PRINT_OPTS.as_dict()
 
 
 @contextlib.contextmanager

@@ -331,7 +331,7 @@ def test_defaults():
         "linewidth": 80,
         "sci_mode": None,
     }
-    assert fresh.get_printoptions() == dict(vars(fresh.PrintOptions()))
+    assert fresh.get_printoptions() == fresh.PrintOptions().as_dict()
 
 
 def test_printoptions_restores_even_on_error():
