@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-import builtins as _builtins  # int, float, bool below are dtypes, as in torch
+import builtins as _builtins  # the names int, float and bool below are dtypes, as in torch
 
 from . import _C
 from ._C import Generator, Size, default_generator, dtype, get_default_dtype, get_num_threads
@@ -77,7 +77,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 def manual_seed(seed) -> Generator:
     """Seeds the default generator; returns it."""
-    return default_generator.manual_seed(_builtins.int(seed))
+    return default_generator.manual_seed(_builtins.int(seed) if isinstance(seed, _builtins.float) else seed)
 
 
 def seed() -> int:

@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 
+# The device types torch knows; ember computes on "cpu" only.
+_DEVICE_TYPES = frozenset("cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta "
+                          "hpu mtia privateuseone".split())
+
+
 class device:
     """ember.device('cpu'): where a tensor lives. Any torch device string parses; ember
     computes on the CPU only, so ops given another device raise RuntimeError."""
@@ -19,7 +24,10 @@ class device:
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
         name, sep, idx = type.partition(":")
-        if not name or not name.isidentifier() or (sep and not idx.isdigit()):
+        if name not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(sorted(_DEVICE_TYPES))} device type at start of "
+                               f"device string: {type}")
+        if sep and not idx.isdigit():
             raise RuntimeError(f"Invalid device string: '{type}'")
         if sep and index is not None:
             raise RuntimeError(f"device(): type (string) must not include an index because index was passed explicitly: {type}")

@@ -53,4 +53,6 @@ def dtype_from_type(t):
         if short in TENSOR_CLASSES and t.split(".")[0] in ("ember", "torch"):
             return TENSOR_CLASSES[short].dtype
         raise ValueError(f"invalid type: '{t}'")
-    raise TypeError(f"type(): expected a dtype, a tensor class or its name, got {type(t).__name__}")
+    if isinstance(t, type):
+        raise ValueError(f"invalid type: {t!r}")
+    raise TypeError("dtype must be a type, str, or dtype object")

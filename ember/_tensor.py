@@ -73,6 +73,8 @@ class Tensor(_C.TensorBase):
         from .storage import TypedStorage
 
         if isinstance(source, TypedStorage):
+            if source.dtype is not self.dtype:
+                raise RuntimeError(f"set_(): expected a storage of {self.dtype!r}, got one of {source.dtype!r}")
             source = source.untyped()
         if source is None or isinstance(source, _C.TensorBase):
             return super().set_(source)

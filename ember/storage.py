@@ -48,8 +48,8 @@ class UntypedStorage(_C.StorageBase):
             return super().__new__(cls, arg)
         values = list(arg)
         s = super().__new__(cls, len(values))
-        if values:
-            s._tensor(_C.uint8).copy_(_C.tensor(values, dtype=_C.uint8))
+        if values:  # byte values wrap modulo 256, as in torch
+            s._tensor(_C.uint8).copy_(_C.tensor(values, dtype=_C.int64))
         return s
 
     def size(self):
@@ -65,7 +65,7 @@ class UntypedStorage(_C.StorageBase):
         return self
 
     def fill_(self, value):
-        self._tensor(_C.uint8).fill_(value)
+        self._tensor(_C.uint8).fill_(int(value) % 256)  # wraps, as in torch
         return self
 
     def copy_(self, source, non_blocking=None):
@@ -92,15 +92,27 @@ class UntypedStorage(_C.StorageBase):
     def is_pinned(self, device=None):
         return False
 
-    def __getitem__(self, index):
+    def _check_index(self, index):
         if not isinstance(index, int):
-            raise TypeError(f"UntypedStorage indices must be integers, not {type(index).__name__}")
+            raise TypeError(f"UntypedStorage indices must be integers or slices, not {type(index).__name__}")
+        if not -self.nbytes() <= index < self.nbytes():
+            raise IndexError(f"index {index} out of range for storage of size {self.nbytes()}")
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):  # shares the bytes, as in torch
+            start, stop, step = index.indices(self.nbytes())
+            if step != 1:
+                raise RuntimeError("slices of a storage must have step 1")
+            return self._slice(start, max(start, stop))
+        self._check_index(index)
         return self._tensor(_C.uint8)[index].item()
 
     def __setitem__(self, index, value):
-        if not isinstance(index, int):
-            raise TypeError(f"UntypedStorage indices must be integers, not {type(index).__name__}")
-        self._tensor(_C.uint8)[index] = value
+        try:
+            self._check_index(index)
+        except IndexError as err:  # torch raises RuntimeError when writing, IndexError when reading
+            raise RuntimeError(str(err)) from None
+        self._tensor(_C.uint8)[index] = int(value) % 256
 
     def __iter__(self):
         return iter(self.tolist())
@@ -108,7 +120,9 @@ class UntypedStorage(_C.StorageBase):
     @classmethod
     def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
         """A storage holding a copy of a buffer's bytes (count elements of dtype from offset)."""
-        itemsize = dtype.itemsize if dtype is not None else 1
+        if dtype is None:
+            raise RuntimeError("from_buffer(): argument 'dtype' cannot be None")
+        itemsize = dtype.itemsize
         raw = memoryview(buffer).cast("B")
         if offset < 0 or offset > len(raw):
             raise ValueError(f"offset must be within the buffer's {len(raw)} bytes, got {offset}")
@@ -220,12 +234,7 @@ class TypedStorage:
         return self
 
     def copy_(self, source, non_blocking=None):
-        if isinstance(source, TypedStorage):
-            if source.size() != self.size():
-                raise RuntimeError(f"size mismatch: copy_() of {source.size()} elements into {self.size()}")
-            self._tensor().copy_(source._tensor())
-        else:
-            self._untyped_storage.copy_(source)
+        self._untyped_storage.copy_(source)  # bytes, whatever the dtypes (as torch)
         return self
 
     def tolist(self):
@@ -250,7 +259,7 @@ class TypedStorage:
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return TypedStorage(self._tensor()[index].tolist(), dtype=self.dtype)
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
         return self._tensor()[index].item()
 
     def __setitem__(self, index, value):
@@ -267,7 +276,10 @@ class TypedStorage:
         return hash((id(self._untyped_storage), self.dtype))
 
     @classmethod
-    def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
+    def from_buffer(cls, buffer, byte_order=None, count=-1, offset=0, dtype=None):
+        if byte_order is None and cls._fixed_dtype is not None:
+            raise RuntimeError("from_buffer(): function missing required argument 'byte_order' (pos 2)")
+        byte_order = byte_order or "native"
         dtype = cls._fixed_dtype or dtype
         if dtype is None:
             raise RuntimeError("from_buffer(): dtype must be given (or use a typed class such as FloatStorage)")

@@ -72,7 +72,7 @@ size_t round_large(size_t nbytes) { return (nbytes + kHugePage - 1) / kHugePage 
 }  // namespace
 
 void* alloc_bytes(size_t nbytes) {
-  if (nbytes == 0) nbytes = 1;
+  if (nbytes == 0) return nullptr;  // torch's empty storages have a null data_ptr()
   if (nbytes < kLargeBlock) {
     void* p = nullptr;
     if (posix_memalign(&p, 64, nbytes) != 0) out_of_memory(nbytes);

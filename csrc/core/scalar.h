@@ -1,6 +1,8 @@
 // Scalar: a Python number crossing into C++ (bool, int or float), kept exact.
 #pragma once
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include "core/dtype.h"
 
 namespace ember {
@@ -42,5 +44,33 @@ class Scalar {
     double d_;
   };
 };
+
+// Whether value can be stored as T without the overflow torch refuses (fill_, full,
+// tensor(data, dtype=...)): a finite float must lie within T's largest magnitude (inf
+// and nan pass); integers must lie in T's range, except that an unsigned type also takes
+// negatives down to -max (they wrap: -1 -> 255).
+template <class T>
+bool fits(const Scalar& value) {
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double>) {
+    return true;
+  } else if constexpr (!std::is_integral_v<T>) {
+    const double largest = std::is_same_v<T, Half> ? 65504.0
+                           : std::is_same_v<T, BFloat16> ? 3.3895313892515355e38
+                                                         : double(std::numeric_limits<float>::max());
+    double v = value.to_double();
+    return !(v > largest || v < -largest) || v != v || v == std::numeric_limits<double>::infinity() ||
+           v == -std::numeric_limits<double>::infinity();
+  } else if (value.is_floating()) {
+    double v = value.to_double();
+    return v >= double(std::numeric_limits<T>::lowest()) && v <= double(std::numeric_limits<T>::max());
+  } else {
+    int64_t v = value.to_int64();
+    if constexpr (std::is_signed_v<T>) {
+      return v >= int64_t(std::numeric_limits<T>::min()) && v <= int64_t(std::numeric_limits<T>::max());
+    } else {
+      return v >= -int64_t(std::numeric_limits<T>::max()) && v <= int64_t(std::numeric_limits<T>::max());
+    }
+  }
+}
 
 }  // namespace ember

@@ -23,11 +23,12 @@ StorageImpl::~StorageImpl() {
 
 void StorageImpl::resize(size_t nbytes) {
   EMBER_CHECK(resizable(), Runtime,
-              "Trying to resize storage that is not resizable (its memory belongs to another "
-              "object, such as a numpy array or a mapped file)");
+              "Trying to resize storage that is not resizable (its memory is shared with another "
+              "object, such as a numpy array, a mapped file or a storage slice)");
   if (nbytes == nbytes_) return;
   void* fresh = alloc_bytes(nbytes);
-  std::memcpy(fresh, data_, nbytes < nbytes_ ? nbytes : nbytes_);
+  size_t common = nbytes < nbytes_ ? nbytes : nbytes_;
+  if (common) std::memcpy(fresh, data_, common);
   free_bytes(data_, nbytes_);
   data_ = fresh;
   nbytes_ = nbytes;

@@ -19,7 +19,10 @@ class StorageImpl : public RefCounted {
 
   char* data() const { return static_cast<char*>(data_); }
   size_t nbytes() const { return nbytes_; }
-  bool resizable() const { return deleter_ == nullptr; }
+  bool resizable() const { return deleter_ == nullptr && resizable_; }
+  // Once a raw pointer into the storage leaves ember (numpy, a storage slice), it must
+  // not move: set_resizable(false).
+  void set_resizable(bool r) { resizable_ = r; }
   bool writable() const { return writable_; }
   // Reallocates (keeping the common prefix); throws for external memory.
   void resize(size_t nbytes);
@@ -41,6 +44,7 @@ class StorageImpl : public RefCounted {
   Deleter deleter_ = nullptr;
   void* context_ = nullptr;
   bool writable_ = true;
+  bool resizable_ = true;
   std::atomic<uint32_t> version_{0};
 };
 

@@ -7,12 +7,14 @@ namespace ember {
 TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype)
     : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)),
       strides_(std::move(strides)), dtype_(dtype) {
+  check_in_storage(storage_, sizes_, strides_, offset_, ember::itemsize(dtype_));
   refresh();
 }
 
 TensorImpl::~TensorImpl() = default;
 
 void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides) {
+  check_in_storage(storage, sizes, strides, offset, ember::itemsize(dtype_));
   storage_ = std::move(storage);
   offset_ = offset;
   set_sizes_strides(std::move(sizes), std::move(strides));
@@ -38,6 +40,25 @@ void TensorImpl::refresh() {
     }
   }
   is_contiguous_ = contiguous;
+}
+
+void check_in_storage(const Storage& storage, IntList size, IntList stride, int64_t offset, int64_t item) {
+  // The last byte reached, with every product checked so huge sizes cannot wrap around.
+  int64_t last = offset;
+  bool overflow = false, empty = false;
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] == 0) empty = true;
+    int64_t reach;
+    overflow |= __builtin_mul_overflow(size[i] > 0 ? size[i] - 1 : 0, stride[i], &reach);
+    overflow |= __builtin_add_overflow(last, reach, &last);
+  }
+  int64_t needed = 0;
+  if (!empty) overflow |= __builtin_mul_overflow(last + 1, item, &needed);
+  if (__builtin_expect(!overflow && needed <= static_cast<int64_t>(storage->nbytes()), 1)) return;
+  fail(ErrorKind::Runtime, "setStorage: sizes ",
+              sizes_str(size), ", strides ", sizes_str(stride), ", storage offset ", offset, ", and itemsize ",
+              item, " requiring a storage size of ", overflow ? std::string("more than 2**63") : std::to_string(needed),
+              " are out of bounds for storage of size ", storage->nbytes());
 }
 
 int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }

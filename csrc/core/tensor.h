@@ -27,7 +27,10 @@ class TensorImpl : public RefCounted {
   int64_t numel() const { return numel_; }
   ScalarType dtype() const { return dtype_; }
   bool is_contiguous() const { return is_contiguous_; }
-  char* data() const { return storage_->data() + offset_ * itemsize(dtype_); }
+  char* data() const {
+    char* base = storage_->data();
+    return base ? base + offset_ * itemsize(dtype_) : nullptr;  // empty storages have no memory
+  }
 
   // set_(): point at another storage or another region of the same one.
   void set(Storage storage, int64_t offset, Dims sizes, Dims strides);
@@ -89,6 +92,13 @@ Dims contiguous_strides(IntList sizes);
 int64_t storage_bytes_needed(IntList sizes, IntList strides, int64_t offset, int64_t itemsize);
 std::string sizes_str(IntList sizes);  // "[2, 3]"
 
+// RuntimeError unless a tensor of these sizes/strides/offset fits in the storage, with
+// every product checked for overflow. Every TensorImpl is checked when made; kernels and
+// element reads check again (check_bounds), since a storage can shrink under its views.
+void check_in_storage(const Storage& storage, IntList size, IntList stride, int64_t offset, int64_t itemsize);
+inline void check_bounds(const Tensor& t) {
+  check_in_storage(t.storage(), t.sizes(), t.strides(), t.offset(), t.itemsize());
+}
 // A fresh contiguous tensor (uninitialized memory).
 Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op = "empty");
 // A tensor viewing `base`'s storage.

@@ -12,7 +12,10 @@ Loop make_loop(const Tensor* const* tensors, int n) {
   loop.numel = first.numel();
   int64_t ndim = first.dim();
   EMBER_CHECK(ndim <= kMaxLoopDims, Runtime, "tensors of more than ", kMaxLoopDims, " dims are not supported");
-  for (int k = 0; k < n; ++k) loop.data[k] = tensors[k]->data();
+  for (int k = 0; k < n; ++k) {
+    check_bounds(*tensors[k]);  // its storage may have shrunk since it was made
+    loop.data[k] = tensors[k]->data();
+  }
 
   // Order dims innermost-first by the operands' strides (the first decides; later ones
   // break ties), dropping dims of size 1.

@@ -54,9 +54,10 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
               " cannot be broadcast to the destination of shape ", sizes_str(self.sizes()));
   if (same_layout(self, src) || self.numel() == 0) return self;
   check_no_internal_overlap(self, "copy_");
-  Tensor from = src;
-  if (may_overlap(self, src)) from = clone(src, MemoryFormat::Contiguous);
-  if (from.sizes() != self.sizes()) from = expand(from, self.sizes());
+  EMBER_CHECK(!may_overlap(self, src), Runtime,
+              "copy_(): unsupported operation: some elements of the input tensor and the written-to tensor refer "
+              "to a single memory location. Please clone() the tensor before performing the operation.");
+  Tensor from = src.sizes() == self.sizes() ? src : expand(src, self.sizes());
   self.storage()->bump_version();
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -106,6 +107,7 @@ Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool
 Scalar item(const Tensor& self) {
   EMBER_CHECK(self.numel() == 1, Runtime, "a Tensor with ", self.numel(),
               " elements cannot be converted to Scalar");
+  check_bounds(self);
   return visit_dtype(self.dtype(), [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
     T v = *reinterpret_cast<const T*>(self.data());
@@ -125,33 +127,13 @@ Tensor scalar_tensor(const Scalar& value, ScalarType dtype) {
 }
 
 void check_convertible(const Scalar& value, ScalarType dtype, const char* op) {
-  visit_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) {
-      return;
-    } else if constexpr (std::is_integral_v<T>) {
-      bool ok = value.is_floating()
-                    ? !(value.to_double() < double(std::numeric_limits<T>::lowest()) ||
-                        value.to_double() > double(std::numeric_limits<T>::max()))
-                    : value.to_int64() >= int64_t(std::numeric_limits<T>::lowest()) &&
-                          (value.to_int64() < 0 || uint64_t(value.to_int64()) <= uint64_t(std::numeric_limits<T>::max()));
-      EMBER_CHECK(ok || std::isnan(value.to_double()), Runtime, op, "(): value cannot be converted to type ",
-                  info(dtype).name, " without overflow");
-    } else {
-      double v = value.to_double();
-      double limit = dtype == ScalarType::Float16 ? 65504.0
-                     : dtype == ScalarType::Float32 || dtype == ScalarType::BFloat16
-                         ? double(std::numeric_limits<float>::max())
-                         : std::numeric_limits<double>::max();
-      EMBER_CHECK(!std::isfinite(v) || std::fabs(v) <= limit || dtype == ScalarType::Float64, Runtime, op,
-                  "(): value cannot be converted to type ", info(dtype).name, " without overflow");
-    }
-  });
+  bool ok = visit_dtype(dtype, [&](auto tag) { return fits<typename decltype(tag)::type>(value); });
+  EMBER_CHECK(ok, Runtime, op, "(): value cannot be converted to type ", info(dtype).name, " without overflow");
 }
 
-Tensor fill_Scalar_(const Tensor& self, const Scalar& value) {
-  check_convertible(value, self.dtype(), "fill_");
-  check_no_internal_overlap(self, "fill_");
+namespace {
+// Filling an expanded tensor is allowed, as in torch.
+Tensor fill_unchecked(const Tensor& self, const Scalar& value) {
   self.storage()->bump_version();
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -159,11 +141,18 @@ Tensor fill_Scalar_(const Tensor& self, const Scalar& value) {
   });
   return self;
 }
+}  // namespace
 
+Tensor fill_Scalar_(const Tensor& self, const Scalar& value) {
+  check_convertible(value, self.dtype(), "fill_");
+  return fill_unchecked(self, value);
+}
+
+// A 0-dim tensor's value converts like a copy, without torch's overflow check.
 Tensor fill_Tensor_(const Tensor& self, const Tensor& value) {
   EMBER_CHECK(value.dim() == 0, Runtime, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
-  return fill_Scalar_(self, item(value));
+  return fill_unchecked(self, item(value));
 }
 
 Tensor zero_(const Tensor& self) { return fill_Scalar_(self, Scalar(int64_t(0))); }

@@ -56,6 +56,7 @@ Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<Sca
 Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<ScalarType> dtype) {
   const bool integral = start.is_integral() && end.is_integral() && step.is_integral();
   ScalarType dt = dtype.value_or(integral ? ScalarType::Int64 : default_dtype());
+  EMBER_CHECK(dt != ScalarType::Bool, NotImplemented, "arange(): not implemented for 'Bool'");
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
   EMBER_CHECK(std::isfinite(s) && std::isfinite(e), Runtime, "unsupported range: ", s, " -> ", e);
   EMBER_CHECK(st != 0, Runtime, "step must be nonzero");

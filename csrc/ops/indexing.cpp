@@ -163,6 +163,7 @@ Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const T
 }
 
 Tensor nonzero(const Tensor& self) {
+  check_bounds(self);
   return visit_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return kernels::index::Kernels<T>::nonzero(self);

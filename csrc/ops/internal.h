@@ -8,8 +8,6 @@ namespace ember::ops {
 
 // self[start:stop:step] along dim (Python slice semantics, step > 0; dim already wrapped).
 Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step);
-// RuntimeError unless a tensor of these sizes/strides/offset fits in the storage.
-void check_in_storage(const Storage& storage, IntList size, IntList stride, int64_t offset, int64_t itemsize);
 // Advanced indexing: self[indices], an undefined entry standing for a full slice.
 Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
 // The value of a one-element tensor.

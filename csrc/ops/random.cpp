@@ -1,4 +1,5 @@
 // Random sampling. See declarations/ops/random.yaml.
+#include <limits>
 #include "kernels/random.h"
 #include "ops/internal.h"
 #include "ops/shape.h"
@@ -7,13 +8,29 @@
 namespace ember::ops {
 namespace {
 
+// torch has no integer kernel for these: NotImplementedError, as there.
 void check_floating(ScalarType dtype, const char* op) {
-  EMBER_CHECK(is_floating(dtype), Runtime, op, "(): expected a floating point dtype, got ", type_name(dtype));
+  EMBER_CHECK(is_floating(dtype), NotImplemented, op, "(): not implemented for '", type_name(dtype),
+              "' (expected a floating point dtype)");
+}
+
+// The largest integer the dtype holds exactly (floats: 2**mantissa bits).
+int64_t max_exact(ScalarType dtype) {
+  return visit_dtype(dtype, [](auto tag) -> int64_t {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, Half>) return int64_t(1) << 11;
+    else if constexpr (std::is_same_v<T, BFloat16>) return int64_t(1) << 8;
+    else if constexpr (std::is_same_v<T, float>) return int64_t(1) << 24;
+    else if constexpr (std::is_same_v<T, double>) return int64_t(1) << 53;
+    else if constexpr (std::is_same_v<T, bool>) return 1;
+    else return static_cast<int64_t>(std::numeric_limits<T>::max());
+  });
 }
 
 // Runs a kernel that needs a contiguous output, through a temporary when self is not.
 template <class Fill>
 Tensor fill_contiguous(const Tensor& self, Fill&& fill) {
+  check_bounds(self);
   Tensor target = self.is_contiguous() ? self : empty_tensor(self.sizes(), self.dtype());
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -58,8 +75,10 @@ Tensor randn(IntList size, GeneratorImpl* generator, std::optional<ScalarType> d
 Tensor randint_low(int64_t low, int64_t high, IntList size, GeneratorImpl* generator, std::optional<ScalarType> dtype) {
   EMBER_CHECK(low < high, Runtime, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   ScalarType dt = dtype.value_or(ScalarType::Int64);
-  EMBER_CHECK(dt != ScalarType::Bool || (low >= 0 && high <= 2), Runtime,
-              "random_ expects 'from' and 'to' within [0, 2) for a bool tensor");
+  const int64_t lowest = is_floating(dt) ? -max_exact(dt)
+                         : info(dt).kind == DTypeKind::Signed ? -max_exact(dt) - 1 : 0;
+  EMBER_CHECK(low >= lowest && high - 1 <= max_exact(dt), Runtime, "random_ expects 'from' and 'to' - 1 within the range of ",
+              info(dt).name, ", got from=", low, ", to=", high);
   Tensor out = empty_tensor(size, dt, "randint");
   GeneratorImpl& gen = generator_or_default(generator);
   return fill_contiguous(out, [&](auto k, const Tensor& t) { k.randint(t, low, high, gen); });
@@ -71,7 +90,11 @@ Tensor randint(int64_t high, IntList size, GeneratorImpl* generator, std::option
 
 Tensor randperm(int64_t n, GeneratorImpl* generator, std::optional<ScalarType> dtype) {
   EMBER_CHECK(n >= 0, Runtime, "n must be non-negative, got", n);
-  Tensor out = empty_tensor({n}, dtype.value_or(ScalarType::Int64), "randperm");
+  ScalarType dt = dtype.value_or(ScalarType::Int64);
+  EMBER_CHECK(dt != ScalarType::Bool, NotImplemented, "randperm(): not implemented for 'Bool'");
+  EMBER_CHECK(n == 0 || n - 1 <= max_exact(dt), Runtime, "randperm(): n = ", n, " is too large for dtype ",
+              info(dt).name);
+  Tensor out = empty_tensor({n}, dt, "randperm");
   GeneratorImpl& gen = generator_or_default(generator);
   return fill_contiguous(out, [&](auto k, const Tensor& t) { k.randperm(t, gen); });
 }

@@ -79,23 +79,26 @@ std::optional<Dims> view_strides(IntList sizes, IntList strides, IntList new_siz
 Dims preserved_strides(const Tensor& self) {
   const int64_t nd = self.dim();
   if (self.is_contiguous() || nd == 0) return contiguous_strides(self.sizes());
-  // Order dims from outermost (largest stride) to innermost; dense when the strides are
-  // exactly those of a contiguous tensor in that order.
-  std::vector<int64_t> perm(nd);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-    return self.strides()[a] > self.strides()[b];
-  });
+  // Order the dims from outermost to innermost by stride, as torch's preserve_format
+  // does: an insertion sort that moves a dim inward only past a dim with a strictly
+  // larger stride, leaving broadcast (stride 0) and size-1 dims where they are.
+  std::vector<int64_t> order(nd);  // outermost first
+  std::iota(order.begin(), order.end(), 0);
+  auto ambiguous = [&](int64_t d) { return self.strides()[d] == 0 || self.sizes()[d] == 1; };
+  for (int64_t i = 1; i < nd; ++i) {
+    for (int64_t j = i; j > 0; --j) {
+      int64_t inner = order[j], outer = order[j - 1];
+      if (ambiguous(inner) || ambiguous(outer) || self.strides()[outer] >= self.strides()[inner]) break;
+      std::swap(order[j], order[j - 1]);
+    }
+  }
   Dims out(nd);
   int64_t expected = 1;
-  bool dense = true;
   for (int64_t i = nd - 1; i >= 0; --i) {
-    int64_t d = perm[i], size = self.sizes()[d];
-    if (size != 1 && self.strides()[d] != expected) dense = false;
-    out[d] = expected;
-    expected *= std::max<int64_t>(size, 1);
+    out[order[i]] = expected;
+    expected *= std::max<int64_t>(self.sizes()[order[i]], 1);
   }
-  return dense ? out : contiguous_strides(self.sizes());
+  return out;
 }
 
 }  // namespace ember::ops

@@ -295,26 +295,7 @@ Tensor as_strided(const Tensor& self, IntList size, IntList stride, std::optiona
   for (int64_t s : stride)
     EMBER_CHECK(s >= 0, Runtime, "as_strided: Negative strides are not supported at the moment, got strides: ",
                 sizes_str(stride));
-  check_in_storage(self.storage(), size, stride, offset, self.itemsize());
   return with_sizes_strides(self, Dims(size), Dims(stride), offset);
-}
-
-void check_in_storage(const Storage& storage, IntList size, IntList stride, int64_t offset, int64_t item) {
-  // The last byte reached, with every product checked so huge sizes cannot wrap around.
-  int64_t last = offset;
-  bool overflow = false, empty = false;
-  for (size_t i = 0; i < size.size(); ++i) {
-    if (size[i] == 0) empty = true;
-    int64_t reach;
-    overflow |= __builtin_mul_overflow(size[i] > 0 ? size[i] - 1 : 0, stride[i], &reach);
-    overflow |= __builtin_add_overflow(last, reach, &last);
-  }
-  int64_t needed = 0;
-  if (!empty) overflow |= __builtin_mul_overflow(last + 1, item, &needed);
-  EMBER_CHECK(!overflow && needed <= static_cast<int64_t>(storage->nbytes()), Runtime, "setStorage: sizes ",
-              sizes_str(size), ", strides ", sizes_str(stride), ", storage offset ", offset, ", and itemsize ",
-              item, " requiring a storage size of ", overflow ? std::string("more than 2**63") : std::to_string(needed),
-              " are out of bounds for storage of size ", storage->nbytes());
 }
 
 std::vector<Tensor> split_sizes(const Tensor& self, IntList split_size, int64_t dim) {

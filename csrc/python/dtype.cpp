@@ -74,15 +74,21 @@ PyObject* size_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Size", const_cast<char**>(names), &seq)) return nullptr;
   Owned tuple(seq ? PySequence_Tuple(seq) : PyTuple_New(0));
   if (!tuple) return nullptr;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple.get()); ++i) {
+  Py_ssize_t n = PyTuple_GET_SIZE(tuple.get());
+  Owned ints(PyTuple_New(n));
+  if (!ints) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = PyTuple_GET_ITEM(tuple.get(), i);
-    if (!PyLong_Check(item) && !PyIndex_Check(item)) {
+    PyObject* value = PyIndex_Check(item) ? PyNumber_Index(item) : nullptr;
+    if (!value) {
+      PyErr_Clear();
       PyErr_Format(PyExc_TypeError, "ember.Size() takes an iterable of 'int' (item %zd is '%s')", i,
                    Py_TYPE(item)->tp_name);
       return nullptr;
     }
+    PyTuple_SET_ITEM(ints.get(), i, value);
   }
-  return size_from_tuple(tuple.get());
+  return size_from_tuple(ints.get());
 }
 
 PyObject* size_subscript(PyObject* self, PyObject* key) {
@@ -112,6 +118,15 @@ PyObject* size_concat(PyObject* a, PyObject* b) {
   Owned joined(PySequence_Concat(a, b));
   if (!joined) return nullptr;
   return size_from_tuple(joined.get());
+}
+
+PyObject* size_repeat(PyObject* a, PyObject* b) {
+  PyObject* seq = PyTuple_Check(a) ? a : b;
+  PyObject* count = seq == a ? b : a;
+  if (!PyTuple_Check(seq) || !PyIndex_Check(count)) Py_RETURN_NOTIMPLEMENTED;
+  Owned repeated(PyNumber_Multiply(Owned(PySequence_Tuple(seq)).get(), count));
+  if (!repeated) return nullptr;
+  return size_from_tuple(repeated.get());
 }
 
 PyMethodDef size_methods[] = {
@@ -174,6 +189,7 @@ void init_dtypes(PyObject* module) {
   size_as_mapping.mp_subscript = size_subscript;
   size_as_mapping.mp_length = PyTuple_Type.tp_as_mapping->mp_length;
   size_as_number.nb_add = size_concat;
+  size_as_number.nb_multiply = size_repeat;
   PyTypeObject& s = SizeType;
   s.tp_name = "ember.Size";
   s.tp_base = &PyTuple_Type;

@@ -2,6 +2,7 @@
 // point ends in `catch (...) { return set_python_error(); }`.
 #pragma once
 #include <Python.h>
+#include <utility>
 
 namespace ember::python {
 
@@ -27,6 +28,10 @@ class Owned {
   Owned(const Owned&) = delete;
   Owned& operator=(const Owned&) = delete;
   Owned(Owned&& other) noexcept : o_(other.o_) { other.o_ = nullptr; }
+  Owned& operator=(Owned&& other) noexcept {
+    std::swap(o_, other.o_);
+    return *this;
+  }
   ~Owned() { Py_XDECREF(o_); }
   PyObject* get() const { return o_; }
   PyObject* release() {

@@ -43,10 +43,10 @@ PyObject* generator_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return wrap_generator_as(type, make_ref<GeneratorImpl>());
 }
 
-// Seeds are taken modulo 2**64, as torch does for negative ones.
+// Seeds in [-2**63, 2**64) are taken modulo 2**64, as torch does.
 PyObject* g_manual_seed(PyObject* self, PyObject* seed) {
-  if (!PyLong_Check(seed) || PyBool_Check(seed)) {
-    PyErr_Format(PyExc_TypeError, "manual_seed expected a long, but got %s", Py_TYPE(seed)->tp_name);
+  if (!PyLong_Check(seed)) {
+    PyErr_Format(PyExc_RuntimeError, "manual_seed expected a long, but got %s", Py_TYPE(seed)->tp_name);
     return nullptr;
   }
   unsigned long long value;
@@ -56,11 +56,11 @@ PyObject* g_manual_seed(PyObject* self, PyObject* seed) {
     value = PyLong_AsUnsignedLongLong(seed);
     if (PyErr_Occurred()) {
       PyErr_Clear();
-      PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+      PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
       return nullptr;
     }
   } else if (overflow < 0) {
-    PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+    PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
     return nullptr;
   } else {
     value = static_cast<unsigned long long>(v);

@@ -70,7 +70,7 @@ PyObject* f_legacy_new(PyObject*, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   Owned rest(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
-  return legacy_new(g_tensor_class, *dt, rest.get(), kwargs);
+  return legacy_new(g_tensor_class, *dt, true, rest.get(), kwargs);
 }
 
 PyObject* f_from_array(PyObject*, PyObject* args) {

@@ -77,7 +77,8 @@ void release_python_owner(void* owner, void* data, size_t nbytes);
 // A tensor over (share) or copied from an object with numpy's __array_interface__.
 Tensor tensor_from_array(PyObject* obj, bool share);
 // The legacy constructor (ember.Tensor(2, 3), ember.FloatTensor([1, 2]), ...).
-PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, PyObject* args, PyObject* kwargs);
+// dtype_fixed: FloatTensor(...) and friends, which refuse a tensor of another dtype.
+PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, bool dtype_fixed, PyObject* args, PyObject* kwargs);
 // Builds a tensor from Python data (nested sequences, numbers, tensors).
 Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype);
 

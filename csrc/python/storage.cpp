@@ -85,7 +85,7 @@ PyObject* s_copy_from_buffer(PyObject* self, PyObject* args) {
   const Storage& s = storage_of(self);
   bool fits = offset >= 0 && offset <= view.len &&
               static_cast<size_t>(view.len - offset) >= s->nbytes();
-  if (fits) std::memcpy(s->data(), static_cast<const char*>(view.buf) + offset, s->nbytes());
+  if (fits && s->nbytes()) std::memcpy(s->data(), static_cast<const char*>(view.buf) + offset, s->nbytes());
   PyBuffer_Release(&view);
   if (!fits) {
     PyErr_Format(PyExc_ValueError, "buffer of %zd bytes from offset %zd is shorter than the %zu bytes needed",
@@ -132,6 +132,26 @@ PyObject* s_from_pointer(PyObject* cls, PyObject* args) {
   }
 }
 
+void release_parent(void* parent, void*, size_t) { static_cast<StorageImpl*>(parent)->release(); }
+
+// _slice(start, stop): a storage over bytes [start, stop) of this one, sharing them.
+PyObject* s_slice(PyObject* self, PyObject* args) {
+  Py_ssize_t start, stop;
+  if (!PyArg_ParseTuple(args, "nn", &start, &stop)) return nullptr;
+  try {
+    const Storage& s = storage_of(self);
+    EMBER_CHECK(0 <= start && start <= stop && static_cast<size_t>(stop) <= s->nbytes(), Index,
+                "storage slice [", start, ":", stop, "] out of range for storage of size ", s->nbytes());
+    s->set_resizable(false);  // the slice holds a pointer into it
+    s->retain();              // released by the slice's deleter
+    Storage part = make_ref<StorageImpl>(s->data() ? s->data() + start : nullptr, static_cast<size_t>(stop - start),
+                                         &release_parent, s.get());
+    return wrap_storage_as(Py_TYPE(self), std::move(part));
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
 PyObject* s_set_class(PyObject*, PyObject* cls) {
   if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &StorageBaseType)) {
     PyErr_SetString(PyExc_TypeError, "expected a subclass of StorageBase");
@@ -150,6 +170,7 @@ PyMethodDef storage_methods[] = {
     {"_tensor", s_tensor, METH_O, "_tensor(dtype): a 1-D tensor of dtype over the whole storage."},
     {"_copy_from_buffer", s_copy_from_buffer, METH_VARARGS, nullptr},
     {"_to_bytes", s_to_bytes, METH_NOARGS, nullptr},
+    {"_slice", s_slice, METH_VARARGS, "_slice(start, stop): a storage sharing bytes [start, stop)."},
     {"_from_file", s_from_file, METH_VARARGS | METH_CLASS, nullptr},
     {"_from_pointer", s_from_pointer, METH_VARARGS | METH_CLASS, nullptr},
     {"_set_storage_class", s_set_class, METH_O | METH_STATIC, nullptr},

@@ -163,6 +163,8 @@ PyObject* get_array_interface(PyObject* self, void*) {
     const Tensor& t = self_of(self);
     const char* typestr = info(t.dtype()).typestr;
     EMBER_CHECK(typestr, Type, "Got unsupported ScalarType ", type_name(t.dtype()));
+    check_bounds(t);
+    t.storage()->set_resizable(false);  // numpy now holds a raw pointer into it
     Owned shape(make_size(t.sizes()));
     Owned strides(PyTuple_New(t.dim()));
     if (!shape || !strides) return nullptr;
@@ -213,7 +215,9 @@ PyObject* optional_dim_query(PyObject* self, PyObject* const* args, Py_ssize_t n
       for (size_t i = 0; i < values.size(); ++i) PyTuple_SET_ITEM(tuple.get(), i, PyLong_FromLongLong(values[i]));
       return tuple.release();
     }
-    return PyLong_FromLongLong(values[wrap_dim(a.to_int(0), t.dim())]);
+    int64_t d = a.to_int(0);
+    EMBER_CHECK(t.dim() > 0, Index, "Dimension specified as ", d, " but tensor has no dimensions");
+    return PyLong_FromLongLong(values[wrap_dim(d, t.dim())]);
   } catch (...) {
     return set_python_error();
   }
@@ -262,6 +266,11 @@ PyObject* m_item(PyObject* self, PyObject*) {
 
 PyObject* m_tolist(PyObject* self, PyObject*) {
   const Tensor& t = self_of(self);
+  try {
+    check_bounds(t);
+  } catch (...) {
+    return set_python_error();
+  }
   return tolist_rec(t, 0, t.data());
 }
 
@@ -287,7 +296,9 @@ PyObject* m_set_(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObje
       for (int64_t s : size) EMBER_CHECK(s >= 0, Runtime, "set_(): negative size ", s);
       for (int64_t s : stride) EMBER_CHECK(s >= 0, Runtime, "set_(): negative stride ", s);
       EMBER_CHECK(offset >= 0, Runtime, "set_(): negative storage offset ", offset);
-      ops::check_in_storage(storage, size, stride, offset, t.itemsize());
+      int64_t needed = storage_bytes_needed(size, stride, offset, t.itemsize());
+      if (needed > static_cast<int64_t>(storage->nbytes()) && storage->resizable())
+        storage->resize(static_cast<size_t>(needed));  // torch grows the storage to fit
       t.impl()->set(storage, offset, std::move(size), std::move(stride));
     } else {
       static const Signature sig{"set_", "set_(Tensor source=None)", p_none, 1};
@@ -355,7 +366,7 @@ int tensor_bool(PyObject* self) {
 PyObject* tensor_float(PyObject* self) {
   try {
     const Tensor& t = self_of(self);
-    EMBER_CHECK(t.numel() == 1, Type, "only one element tensors can be converted to Python scalars");
+    EMBER_CHECK(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
     return PyFloat_FromDouble(ops::item(t).to_double());
   } catch (...) {
     return set_python_error();
@@ -365,7 +376,7 @@ PyObject* tensor_float(PyObject* self) {
 PyObject* tensor_int(PyObject* self) {
   try {
     const Tensor& t = self_of(self);
-    EMBER_CHECK(t.numel() == 1, Type, "only one element tensors can be converted to Python scalars");
+    EMBER_CHECK(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
     Scalar s = ops::item(t);
     if (s.is_floating()) {  // like int(float): truncates, and refuses nan/inf
       double v = s.to_double();
@@ -395,7 +406,7 @@ PyMappingMethods tensor_as_mapping = {};
 
 namespace {
 PyObject* tensor_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  return legacy_new(type, ops::default_dtype(), args, kwargs);
+  return legacy_new(type, ops::default_dtype(), false, args, kwargs);
 }
 
 std::vector<PyMethodDef>& all_methods() {

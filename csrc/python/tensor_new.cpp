@@ -12,51 +12,81 @@
 namespace ember::python {
 namespace {
 
+// Lists and tuples are checked first: a failed attribute lookup costs a microsecond.
+bool has_array_interface(PyObject* o) {
+  return !PyList_Check(o) && !PyTuple_Check(o) && !is_tensor(o) && !PyLong_CheckExact(o) && !PyFloat_CheckExact(o) &&
+         !PyBool_Check(o) && PyObject_HasAttrString(o, "__array_interface__");
+}
+
+// The dtype of numpy's array-interface typestr (native byte order only).
+std::optional<ScalarType> dtype_of_typestr(const char* ts) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (kDTypes[i].typestr && std::strcmp(kDTypes[i].typestr, ts) == 0) return static_cast<ScalarType>(i);
+  if (std::strcmp(ts, "=b1") == 0) return ScalarType::Bool;
+  return std::nullopt;
+}
+
+std::optional<ScalarType> array_dtype(PyObject* o, int64_t* ndim) {
+  Owned iface(PyObject_GetAttrString(o, "__array_interface__"));
+  if (!iface || !PyDict_Check(iface.get())) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  PyObject* shape = PyDict_GetItemString(iface.get(), "shape");
+  PyObject* typestr = PyDict_GetItemString(iface.get(), "typestr");
+  if (ndim) *ndim = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
+  const char* ts = typestr ? PyUnicode_AsUTF8(typestr) : nullptr;
+  if (!ts) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return dtype_of_typestr(ts);
+}
+
 bool is_sequence(PyObject* o) {
-  return PyList_Check(o) || PyTuple_Check(o) || (is_tensor(o) && unwrap(o).dim() > 0) ||
-         (!PyUnicode_Check(o) && !PyBytes_Check(o) && !is_scalar_like(o) && PySequence_Check(o));
+  if (PyList_Check(o) || PyTuple_Check(o)) return true;
+  if (is_tensor(o)) return unwrap(o).dim() > 0;
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o)) return false;
+  if (has_array_interface(o)) {
+    int64_t ndim = 0;
+    array_dtype(o, &ndim);
+    return ndim > 0;
+  }
+  return PySequence_Check(o) && !is_scalar_like(o);
 }
 
-// The dtype a leaf asks for: 0 bool, 1 int, 2 float (the highest wins), or the tensor's.
-struct Inference {
-  int rank = 0;  // 0: bool only, 1: ints, 2: floats
-  bool any = false;
-};
-
-void note_leaf(PyObject* o, Inference& inf) {
-  inf.any = true;
-  if (PyBool_Check(o)) return;
-  if (PyLong_Check(o)) {
-    inf.rank = std::max(inf.rank, 1);
-    return;
-  }
-  if (is_tensor(o)) {
-    ScalarType t = unwrap(o).dtype();
-    inf.rank = std::max(inf.rank, is_floating(t) ? 2 : t == ScalarType::Bool ? 0 : 1);
-    return;
-  }
-  if (PyFloat_Check(o)) {
-    inf.rank = 2;
-    return;
-  }
-  if (!is_scalar_like(o)) fail(ErrorKind::Type, "new(): invalid data type '", Py_TYPE(o)->tp_name, "'");
+// The dtype a leaf asks for, as torch infers it: Python numbers give bool, int64 or the
+// default float dtype; 0-dim tensors and numpy scalars give their own dtype.
+ScalarType leaf_dtype(PyObject* o) {
+  if (PyBool_Check(o)) return ScalarType::Bool;
+  if (PyLong_CheckExact(o)) return ScalarType::Int64;
+  if (PyFloat_CheckExact(o)) return ops::default_dtype();
+  if (is_tensor(o)) return unwrap(o).dtype();
+  EMBER_CHECK(!PyUnicode_Check(o), Value, "too many dimensions 'str'");
+  if (has_array_interface(o))
+    if (auto dt = array_dtype(o, nullptr)) return *dt;
+  if (PyLong_Check(o)) return ScalarType::Int64;
+  if (PyFloat_Check(o)) return ops::default_dtype();
   PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
-  inf.rank = std::max(inf.rank, nb->nb_index ? 1 : 2);
+  if (nb && nb->nb_index) return ScalarType::Int64;
+  if (nb && nb->nb_float) return ops::default_dtype();
+  fail(ErrorKind::Runtime, "Could not infer dtype of ", Py_TYPE(o)->tp_name);
 }
 
-// Shape from the first element at each depth; dtype from every leaf.
-void infer(PyObject* o, Dims& shape, Inference& inf, size_t depth) {
+// Shape from the first element at each depth; dtype promoted over every leaf.
+void infer(PyObject* o, Dims& shape, std::optional<ScalarType>& dtype, size_t depth) {
   if (!is_sequence(o)) {
-    note_leaf(o, inf);
+    ScalarType leaf = leaf_dtype(o);
+    dtype = dtype ? promote_types(*dtype, leaf) : leaf;
     return;
   }
-  if (is_tensor(o)) fail(ErrorKind::Value, "only one element tensors can be converted to Python scalars");
+  EMBER_CHECK(!is_tensor(o) || depth == 0, Type, "only one element tensors can be converted to Python scalars");
   Owned seq(PySequence_Fast(o, "expected a sequence"));
   if (!seq) throw PythonError{};
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.get());
   if (depth == shape.size()) shape.push_back(n);
   PyObject** items = PySequence_Fast_ITEMS(seq.get());
-  for (Py_ssize_t i = 0; i < n; ++i) infer(items[i], shape, inf, depth + 1);
+  for (Py_ssize_t i = 0; i < n; ++i) infer(items[i], shape, dtype, depth + 1);
 }
 
 template <class T>
@@ -72,26 +102,26 @@ void store_leaf(PyObject* o, T* p) {
       return;
     }
   }
-  Scalar s = unpack_scalar(o);
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if (!s.is_floating()) {
-      int64_t v = s.to_int64();
-      EMBER_CHECK(v >= int64_t(std::numeric_limits<T>::lowest()) &&
-                      (v < 0 || uint64_t(v) <= uint64_t(std::numeric_limits<T>::max())),
-                  Runtime, "value cannot be converted to type ", info(DTypeOf<T>::value).name, " without overflow");
-    }
+  if (PyLong_Check(o) && !PyBool_Check(o)) {
+    int overflow = 0;
+    PyLong_AsLongLongAndOverflow(o, &overflow);
+    EMBER_CHECK(!overflow, Value, "Overflow when unpacking long long");
   }
+  Scalar s = unpack_scalar(o);
+  // torch checks integers here; floats round (to inf) as in a cast
+  EMBER_CHECK(!std::is_integral_v<T> || fits<T>(s), Runtime, "value cannot be converted to type ", info(DTypeOf<T>::value).name,
+              " without overflow");
   *p = s.to<T>();
 }
 
 template <class T>
 void fill(PyObject* o, const Dims& shape, size_t depth, T*& p) {
   if (depth == shape.size()) {
-    EMBER_CHECK(!is_sequence(o), Value, "expected a number at dim ", depth, " (got a sequence)");
+    EMBER_CHECK(!is_sequence(o), Type, "expected a number at dim ", depth, " (got a sequence)");
     store_leaf<T>(o, p++);
     return;
   }
-  EMBER_CHECK(is_sequence(o), Value, "expected sequence of length ", shape[depth], " at dim ", depth,
+  EMBER_CHECK(is_sequence(o), Type, "expected sequence of length ", shape[depth], " at dim ", depth,
               " (got a number)");
   Owned seq(PySequence_Fast(o, "expected a sequence"));
   if (!seq) throw PythonError{};
@@ -100,12 +130,6 @@ void fill(PyObject* o, const Dims& shape, size_t depth, T*& p) {
               n, ")");
   PyObject** items = PySequence_Fast_ITEMS(seq.get());
   for (Py_ssize_t i = 0; i < n; ++i) fill(items[i], shape, depth + 1, p);
-}
-
-// Lists and tuples are checked first: a failed attribute lookup costs a microsecond.
-bool has_array_interface(PyObject* o) {
-  return !PyList_Check(o) && !PyTuple_Check(o) && !is_tensor(o) && !PyLong_Check(o) && !PyFloat_Check(o) &&
-         PyObject_HasAttrString(o, "__array_interface__");
 }
 
 }  // namespace
@@ -124,10 +148,9 @@ Tensor tensor_from_array(PyObject* obj, bool share) {
   EMBER_CHECK(typestr && shape_obj && data && PyTuple_Check(data), Type, "malformed __array_interface__");
   const char* ts = PyUnicode_AsUTF8(typestr);
   if (!ts) throw PythonError{};
-  std::optional<ScalarType> dtype;
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (kDTypes[i].typestr && std::strcmp(kDTypes[i].typestr, ts) == 0) dtype = static_cast<ScalarType>(i);
-  if (!dtype && std::strcmp(ts, "=b1") == 0) dtype = ScalarType::Bool;
+  std::optional<ScalarType> dtype = dtype_of_typestr(ts);
+  EMBER_CHECK(dtype || ts[0] != '>', Value, "given numpy array has byte order different from the native byte order. "
+              "Conversion between byte orders is currently not supported.");
   EMBER_CHECK(dtype, Type, "can't convert np.ndarray of type ", ts,
               ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.");
   Dims shape;
@@ -157,10 +180,12 @@ Tensor tensor_from_array(PyObject* obj, bool share) {
   Py_INCREF(obj);
   Storage storage = make_ref<StorageImpl>(ptr, static_cast<size_t>(nbytes), &release_python_owner, obj);
   Tensor t(make_ref<TensorImpl>(std::move(storage), 0, std::move(shape), std::move(strides), *dtype));
-  return share ? t : ops::clone(t, MemoryFormat::Contiguous);
+  return share ? t : ops::clone(t, MemoryFormat::Preserve);
 }
 
 Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(!PyUnicode_Check(data) && !PyBytes_Check(data), Type, "new(): invalid data type '",
+              Py_TYPE(data)->tp_name, "'");
   if (is_tensor(data)) {
     const Tensor& src = unwrap(data);
     return ops::to_dtype(src, dtype.value_or(src.dtype()), false, true, MemoryFormat::Contiguous);
@@ -170,12 +195,9 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
     return dtype && *dtype != t.dtype() ? ops::to_dtype(t, *dtype, false, false, std::nullopt) : t;
   }
   Dims shape;
-  Inference inf;
-  infer(data, shape, inf, 0);
-  ScalarType dt = dtype.value_or(inf.rank == 2 ? ops::default_dtype()
-                                 : inf.rank == 1 ? ScalarType::Int64
-                                 : inf.any ? ScalarType::Bool
-                                           : ops::default_dtype());
+  std::optional<ScalarType> inferred;
+  infer(data, shape, inferred, 0);
+  ScalarType dt = dtype.value_or(inferred.value_or(ops::default_dtype()));
   Tensor out = empty_tensor(shape, dt, "tensor");
   if (out.numel() == 0) return out;
   visit_dtype(dt, [&](auto tag) {
@@ -188,7 +210,7 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
 
 // The legacy constructor: Tensor(), Tensor(*sizes), Tensor(size), Tensor(sequence),
 // Tensor(storage), Tensor(tensor), with the dtype the class fixes.
-PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, PyObject* args, PyObject* kwargs) {
+PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, bool dtype_fixed, PyObject* args, PyObject* kwargs) {
   try {
     if (kwargs) {
       PyObject *key, *value;
@@ -211,9 +233,10 @@ PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, PyObject* args, PyObj
       int64_t len = static_cast<int64_t>(s->nbytes()) / itemsize(dtype);
       return wrap_as(type, Tensor(make_ref<TensorImpl>(s, 0, Dims{len}, Dims{1}, dtype)));
     }
-    if (n == 1 && is_tensor(first)) {
+    if (n == 1 && is_tensor(first)) {  // an alias; ember.Tensor takes any dtype, FloatTensor only its own
       const Tensor& src = unwrap(first);
-      EMBER_CHECK(src.dtype() == dtype, Type, "expected ", type_name(dtype), " (got ", type_name(src.dtype()), ")");
+      EMBER_CHECK(!dtype_fixed || src.dtype() == dtype, Type, "expected ", type_name(dtype), " (got ",
+                  type_name(src.dtype()), ")");
       return wrap_as(type, make_view(src, Dims(src.sizes()), Dims(src.strides()), src.offset()));
     }
     if (n == 1 && PyObject_TypeCheck(first, &SizeType)) {
