@@ -33,6 +33,11 @@ globals().update(_storage.STORAGE_CLASSES)
 del _name
 
 
+def nonzero(input, *, as_tuple=False):
+    """Indices of the nonzero elements of input; see Tensor.nonzero."""
+    return input.nonzero(as_tuple=as_tuple)
+
+
 def is_tensor(obj) -> bool:
     """Whether obj is an ember tensor."""
     return isinstance(obj, _C.TensorBase)

@@ -34,6 +34,18 @@ class Tensor(_C.TensorBase):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    def split(self, split_size, dim=0):
+        """Splits into pieces of split_size along dim, or of the sizes in a list."""
+        return super().split(split_size, dim)
+
+    def nonzero(self, *, as_tuple=False):
+        """Indices of the nonzero elements: an (n, dim) tensor, or with as_tuple a tuple
+        of dim index tensors (one per dim, a single one for a 0-dim input)."""
+        if as_tuple and self.dim() == 0:
+            return self.unsqueeze(0).nonzero(as_tuple=True)
+        found = super().nonzero()
+        return found.unbind(1) if as_tuple else found
+
     # ---- numpy ----
     def numpy(self, *, force=False):
         """A numpy array sharing this tensor's memory."""

@@ -11,6 +11,12 @@ TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides
   refresh();
 }
 
+TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype, Unchecked)
+    : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)),
+      strides_(std::move(strides)), dtype_(dtype) {
+  refresh();
+}
+
 TensorImpl::~TensorImpl() = default;
 
 void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides) {

@@ -17,6 +17,10 @@ enum class MemoryFormat : uint8_t { Preserve, Contiguous };
 class TensorImpl : public RefCounted {
  public:
   TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype);
+  // Skips the storage-bounds check: only for a kernel's internal operand that is never
+  // read as a whole (the index kernel's restrided self; see ops/indexing.cpp).
+  struct Unchecked {};
+  TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype, Unchecked);
   ~TensorImpl() override;
 
   const Storage& storage() const { return storage_; }

@@ -4,7 +4,7 @@
 
 namespace ember::kernels {
 
-Loop make_loop(const Tensor* const* tensors, int n) {
+Loop make_loop(const Tensor* const* tensors, int n, bool check_storage) {
   EMBER_CHECK(n <= kMaxOperands, Runtime, "too many operands for one loop: ", n);
   Loop loop;
   loop.nops = n;
@@ -13,7 +13,7 @@ Loop make_loop(const Tensor* const* tensors, int n) {
   int64_t ndim = first.dim();
   EMBER_CHECK(ndim <= kMaxLoopDims, Runtime, "tensors of more than ", kMaxLoopDims, " dims are not supported");
   for (int k = 0; k < n; ++k) {
-    check_bounds(*tensors[k]);  // its storage may have shrunk since it was made
+    if (check_storage) check_bounds(*tensors[k]);  // its storage may have shrunk since it was made
     loop.data[k] = tensors[k]->data();
   }
 

@@ -22,8 +22,9 @@ struct Loop {
   char* data[kMaxOperands];
 };
 
-// tensors[0] is usually the output; all must have the same sizes.
-Loop make_loop(const Tensor* const* tensors, int n);
+// tensors[0] is usually the output; all must have the same sizes. Each operand is
+// checked against its storage first, unless the caller did (check_storage = false).
+Loop make_loop(const Tensor* const* tensors, int n, bool check_storage = true);
 inline Loop make_loop(std::initializer_list<const Tensor*> tensors) {
   return make_loop(tensors.begin(), static_cast<int>(tensors.size()));
 }

@@ -57,7 +57,7 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   EMBER_CHECK(!may_overlap(self, src), Runtime,
               "copy_(): unsupported operation: some elements of the input tensor and the written-to tensor refer "
               "to a single memory location. Please clone() the tensor before performing the operation.");
-  Tensor from = src.sizes() == self.sizes() ? src : expand(src, self.sizes());
+  Tensor from = src.sizes() == self.sizes() ? src : expand(src, self.sizes(), false);
   self.storage()->bump_version();
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

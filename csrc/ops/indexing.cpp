@@ -41,9 +41,8 @@ std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& 
       }
       continue;
     }
-    EMBER_CHECK(dt == ScalarType::Int64 || dt == ScalarType::Int32 || dt == ScalarType::Int16 ||
-                    dt == ScalarType::Int8,
-                Index, "tensors used as indices must be long, int, byte or bool tensors");
+    EMBER_CHECK(dt == ScalarType::Int64 || dt == ScalarType::Int32, Index,
+                "tensors used as indices must be long, int, byte or bool tensors");
     out.push_back(dt == ScalarType::Int64 ? idx : to_dtype(idx, ScalarType::Int64, false, false, std::nullopt));
   }
   EMBER_CHECK(static_cast<int64_t>(out.size()) <= self.dim(), Index, "too many indices for tensor of dimension ",
@@ -53,6 +52,7 @@ std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& 
 }
 
 IndexPlan plan(const Tensor& self, const std::vector<Tensor>& raw) {
+  check_bounds(self);
   std::vector<Tensor> idx = expand_masks(self, raw);
   const int64_t nd = self.dim();
   Dims bshape;
@@ -60,7 +60,16 @@ IndexPlan plan(const Tensor& self, const std::vector<Tensor>& raw) {
   int64_t first_dim = -1, last_dim = -1, count = 0;
   for (int64_t d = 0; d < nd; ++d) {
     if (!idx[d].defined()) continue;
-    bshape = first ? Dims(idx[d].sizes()) : broadcast_shapes(bshape, idx[d].sizes());
+    if (!first) {
+      try {
+        bshape = broadcast_shapes(bshape, idx[d].sizes());
+      } catch (const Error&) {
+        fail(ErrorKind::Index, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
+             sizes_str(bshape), ", ", sizes_str(idx[d].sizes()));
+      }
+    } else {
+      bshape = Dims(idx[d].sizes());
+    }
     first = false;
     if (first_dim < 0) first_dim = d;
     last_dim = d;
@@ -97,11 +106,14 @@ IndexPlan plan(const Tensor& self, const std::vector<Tensor>& raw) {
     add_plain(d);
   }
   p.result_shape = src_sizes;
-  p.src = make_view(self, src_sizes, src_strides, self.offset());
+  // The indexed dims have stride 0 here: the kernel adds index * stride itself, after
+  // checking each index, so this operand's own extent means nothing (Unchecked).
+  p.src = Tensor(make_ref<TensorImpl>(self.storage(), self.offset(), src_sizes, src_strides, self.dtype(),
+                                      TensorImpl::Unchecked{}));
   const int64_t nb = static_cast<int64_t>(bshape.size());
   for (int64_t d = 0; d < nd; ++d) {
     if (!idx[d].defined()) continue;
-    Tensor e = expand(idx[d], bshape);
+    Tensor e = expand(idx[d], bshape, false);
     Dims sizes(p.result_shape), strides(p.result_shape.size(), 0);
     for (int64_t j = 0; j < nb; ++j) strides[b_at + j] = e.strides()[j];
     p.indices.push_back(make_view(e, std::move(sizes), std::move(strides), e.offset()));
@@ -115,7 +127,8 @@ kernels::index::IndexLoop make_index_loop(const Tensor& first, const IndexPlan& 
   std::vector<const Tensor*> ops{&first, &p.src};
   for (const Tensor& t : p.indices) ops.push_back(&t);
   kernels::index::IndexLoop il;
-  il.loop = kernels::make_loop(ops.data(), static_cast<int>(ops.size()));
+  check_bounds(first);
+  il.loop = kernels::make_loop(ops.data(), static_cast<int>(ops.size()), false);
   il.nindex = static_cast<int>(p.indices.size());
   for (int k = 0; k < il.nindex; ++k) {
     il.sizes[k] = p.sizes[k];
@@ -139,6 +152,8 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
 }
 
 Tensor index_put_(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  EMBER_CHECK(values.dtype() == self.dtype(), Runtime, "Index put requires the source and destination dtypes match, got ",
+              type_name(self.dtype()), " for the destination and ", type_name(values.dtype()), " for the source.");
   IndexPlan p = plan(self, indices);
   Dims shape = broadcast_shapes(p.result_shape, values.sizes());
   EMBER_CHECK(IntList(shape) == IntList(p.result_shape), Runtime, "shape mismatch: value tensor of shape ",
@@ -146,9 +161,8 @@ Tensor index_put_(const Tensor& self, const std::vector<Tensor>& indices, const 
               sizes_str(p.result_shape));
   check_no_internal_overlap(self, "index_put_");
   Tensor v = values;
-  if (v.dtype() != self.dtype() || v.storage() == self.storage())
-    v = to_dtype(values, self.dtype(), false, true, MemoryFormat::Contiguous);
-  v = expand(v, p.result_shape);
+  if (v.storage() == self.storage()) v = clone(values, MemoryFormat::Contiguous);
+  v = expand(v, p.result_shape, false);
   self.storage()->bump_version();
   kernels::index::IndexLoop il = make_index_loop(v, p);
   visit_dtype(self.dtype(), [&](auto tag) {

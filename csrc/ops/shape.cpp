@@ -47,6 +47,7 @@ std::optional<Dims> view_strides(IntList sizes, IntList strides, IntList new_siz
   Dims out(new_sizes.size());
   int64_t numel = 1;
   for (int64_t s : sizes) numel *= s;
+  if (numel == 0 && sizes == new_sizes) return Dims(strides);  // torch keeps an empty tensor's strides
   if (numel == 0 || sizes.empty()) {
     // nothing to keep consistent: empty tensors and scalars take contiguous strides
     return contiguous_strides(new_sizes);
@@ -76,9 +77,26 @@ std::optional<Dims> view_strides(IntList sizes, IntList strides, IntList new_siz
   return out;
 }
 
+namespace {
+// No gaps and no overlap: the strides are those of a contiguous tensor in some order.
+bool non_overlapping_and_dense(const Tensor& t) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.sizes()[d] != 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.strides()[a] < t.strides()[b]; });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
+}  // namespace
+
 Dims preserved_strides(const Tensor& self) {
   const int64_t nd = self.dim();
-  if (self.is_contiguous() || nd == 0) return contiguous_strides(self.sizes());
+  if (nd == 0) return Dims();
+  if (non_overlapping_and_dense(self)) return Dims(self.strides());
   // Order the dims from outermost to innermost by stride, as torch's preserve_format
   // does: an insertion sort that moves a dim inward only past a dim with a strictly
   // larger stride, leaving broadcast (stride 0) and size-1 dims where they are.

@@ -11,8 +11,8 @@ Dims infer_size(IntList shape, int64_t numel);
 Dims broadcast_shapes(IntList a, IntList b);
 // Strides that let a tensor with these sizes/strides be viewed with new_sizes, if any.
 std::optional<Dims> view_strides(IntList sizes, IntList strides, IntList new_sizes);
-// Strides for a fresh dense tensor whose dims are laid out in the order of self's
-// strides (preserve_format); contiguous for a contiguous self.
+// Strides for a fresh tensor laid out like self (preserve_format): self's own strides
+// when self is dense, else dense strides in the order of self's strides.
 Dims preserved_strides(const Tensor& self);
 
 }  // namespace ember::ops

@@ -190,7 +190,8 @@ Tensor movedim_int(const Tensor& self, int64_t source, int64_t destination) {
   return movedim(self, {source}, {destination});
 }
 
-Tensor expand(const Tensor& self, IntList size) {
+Tensor expand(const Tensor& self, IntList size, bool implicit) {
+  (void)implicit;  // only autograd cares whether an expand was implicit (torch's flag)
   const int64_t nd = self.dim(), nn = static_cast<int64_t>(size.size());
   EMBER_CHECK(nn >= nd, Runtime, "expand(", type_name(self.dtype()), "Tensor{", sizes_str(self.sizes()),
               "}, size=", sizes_str(size), "): the number of sizes provided (", nn,
@@ -203,7 +204,7 @@ Tensor expand(const Tensor& self, IntList size) {
       EMBER_CHECK(want >= 0, Runtime, "The expanded size of the tensor (", want,
                   ") isn't allowed in a leading, non-existing dimension ", i);
       sizes[i] = want;
-      strides[i] = 0;
+      strides[i] = want != 1 ? 0 : i + 1 < nn ? sizes[i + 1] * strides[i + 1] : 1;
       continue;
     }
     int64_t have = self.sizes()[od];
@@ -223,8 +224,8 @@ Tensor expand(const Tensor& self, IntList size) {
   return with_sizes_strides(self, std::move(sizes), std::move(strides), self.offset());
 }
 
-Tensor expand_as(const Tensor& self, const Tensor& other) { return expand(self, other.sizes()); }
-Tensor broadcast_to(const Tensor& self, IntList size) { return expand(self, size); }
+Tensor expand_as(const Tensor& self, const Tensor& other) { return expand(self, other.sizes(), false); }
+Tensor broadcast_to(const Tensor& self, IntList size) { return expand(self, size, false); }
 
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   EMBER_CHECK(self.dim() > 0, Runtime, "narrow() cannot be applied to a 0-dim tensor.");
@@ -262,7 +263,7 @@ Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64
   stop = clamp(stop);
   int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
   Dims sizes(self.sizes()), strides(self.strides());
-  int64_t offset = self.offset() + (len > 0 ? start * strides[dim] : 0);
+  int64_t offset = self.offset() + start * strides[dim];  // kept even when empty, as torch does
   sizes[dim] = len;
   strides[dim] *= step;
   return with_sizes_strides(self, std::move(sizes), std::move(strides), offset);
@@ -298,7 +299,8 @@ Tensor as_strided(const Tensor& self, IntList size, IntList stride, std::optiona
   return with_sizes_strides(self, Dims(size), Dims(stride), offset);
 }
 
-std::vector<Tensor> split_sizes(const Tensor& self, IntList split_size, int64_t dim) {
+std::vector<Tensor> split_sizes(const Tensor& self, IntList split_size_or_sections, int64_t dim) {
+  IntList split_size = split_size_or_sections;
   EMBER_CHECK(self.dim() > 0, Runtime, "split expects at least a 1-dimensional tensor");
   int64_t d = wrap_dim(dim, self.dim()), size = self.sizes()[d], total = 0;
   for (int64_t s : split_size) {
@@ -317,7 +319,8 @@ std::vector<Tensor> split_sizes(const Tensor& self, IntList split_size, int64_t 
   return out;
 }
 
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+std::vector<Tensor> split(const Tensor& self, int64_t split_size_or_sections, int64_t dim) {
+  const int64_t split_size = split_size_or_sections;
   EMBER_CHECK(self.dim() > 0, Runtime, "split expects at least a 1-dimensional tensor");
   EMBER_CHECK(split_size >= 0, Runtime, "split expects split_size be non-negative, but got split_size=", split_size);
   int64_t d = wrap_dim(dim, self.dim()), size = self.sizes()[d];
@@ -349,7 +352,6 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
 }
 
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
-  EMBER_CHECK(self.dim() >= 2, Runtime, "diagonal(): expected a tensor of at least 2 dims, got ", self.dim());
   int64_t a = wrap_dim(dim1, self.dim()), b = wrap_dim(dim2, self.dim());
   EMBER_CHECK(a != b, Runtime, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
   int64_t sa = self.sizes()[a], sb = self.sizes()[b];

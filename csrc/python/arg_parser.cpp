@@ -40,14 +40,14 @@ bool accepts_tensor_list(PyObject* o, bool items_optional) {
   return true;
 }
 
-bool accepts(const Param& p, PyObject* o) {
+bool accepts(const Param& p, PyObject* o, bool first) {
   if (o == Py_None) return p.optional;
   switch (p.type) {
     case PType::Tensor: return is_tensor(o);
     case PType::TensorList: return accepts_tensor_list(o, false);
     case PType::OptionalTensorList: return accepts_tensor_list(o, true);
     case PType::Int: return is_int_like(o);
-    case PType::IntList: return accepts_int_list(o, p.varargs);
+    case PType::IntList: return accepts_int_list(o, p.varargs && first);
     case PType::Float: return PyFloat_Check(o) || is_int_like(o) || is_scalar_like(o);
     case PType::Bool: return PyBool_Check(o);
     case PType::Scalar: return is_scalar_like(o);
@@ -104,7 +104,7 @@ bool try_match(const Signature& sig, PyObject* const* args, Py_ssize_t nargs, Py
     ++npositional;
     if (pos >= nargs) continue;
     // int... : x.view(2, 3) passes the sizes as separate arguments
-    if (p.varargs && is_int_like(args[pos]) && (nargs - pos > 1 || !accepts_int_list(args[pos], false))) {
+    if (p.varargs && pos == 0 && is_int_like(args[pos]) && (nargs > 1 || !accepts_int_list(args[pos], false))) {
       for (Py_ssize_t k = pos; k < nargs; ++k) {
         if (!is_int_like(args[k])) {
           if (why) *why = std::string(sig.name) + "(): argument '" + p.name + "' must be tuple of ints, but found element of type " + type_label(args[k]) + " at pos " + std::to_string(k - pos);
@@ -118,7 +118,7 @@ bool try_match(const Signature& sig, PyObject* const* args, Py_ssize_t nargs, Py
       pos = nargs;
       continue;
     }
-    if (!accepts(p, args[pos])) {
+    if (!accepts(p, args[pos], pos == 0)) {
       if (why) *why = std::string(sig.name) + "(): argument '" + p.name + "' (position " + std::to_string(pos + 1) + ") must be " + expected_label(p) + ", not " + type_label(args[pos]);
       return false;
     }
@@ -145,7 +145,7 @@ bool try_match(const Signature& sig, PyObject* const* args, Py_ssize_t nargs, Py
         return false;
       }
       const Param& p = sig.params[found];
-      if (!accepts(p, value)) {
+      if (!accepts(p, value, false)) {
         if (why) *why = std::string(sig.name) + "(): argument '" + p.name + "' must be " + expected_label(p) + ", not " + type_label(value);
         return false;
       }
@@ -204,13 +204,13 @@ int64_t unpack_int(PyObject* o) {
   if (is_tensor(o)) return ops::item(unwrap(o)).to_int64();
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-  if (overflow) fail(ErrorKind::Runtime, "Overflow when unpacking long");
+  if (overflow) fail(ErrorKind::Type, "failed to unpack an int argument: Overflow when unpacking long");
   if (v == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     Owned idx(PyNumber_Index(o));
     if (!idx) throw PythonError{};
     v = PyLong_AsLongLongAndOverflow(idx.get(), &overflow);
-    if (overflow) fail(ErrorKind::Runtime, "Overflow when unpacking long");
+    if (overflow) fail(ErrorKind::Type, "failed to unpack an int argument: Overflow when unpacking long");
     if (v == -1 && PyErr_Occurred()) throw PythonError{};
   }
   return v;
@@ -233,7 +233,12 @@ bool is_scalar_like(PyObject* o) {
 
 Scalar unpack_scalar(PyObject* o) {
   if (PyBool_Check(o)) return Scalar(o == Py_True);
-  if (PyLong_Check(o)) return Scalar(static_cast<int64_t>(unpack_int(o)));
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) fail(ErrorKind::Value, "Overflow when unpacking long long");
+    return Scalar(static_cast<int64_t>(v));
+  }
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (is_tensor(o)) return ops::item(unwrap(o));
   PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;

@@ -28,9 +28,14 @@ Tensor slice_of(const Tensor& t, int64_t dim, PyObject* key) {
 }
 
 bool is_index_tensor_like(PyObject* item) {
-  return is_tensor(item) || PyList_Check(item) ||
+  return is_tensor(item) || PyList_Check(item) || PyUnicode_Check(item) ||
          (!PyTuple_Check(item) && !PySlice_Check(item) && item != Py_None && item != Py_Ellipsis &&
           !PyLong_Check(item) && !PyBool_Check(item) && PyObject_HasAttrString(item, "__array_interface__"));
+}
+
+bool is_zero_dim_integer_tensor(PyObject* item) {
+  return is_tensor(item) && unwrap(item).dim() == 0 && is_integral(unwrap(item).dtype(), false) &&
+         unwrap(item).dtype() != ScalarType::UInt8;
 }
 
 // How many dims of self an index item consumes.
@@ -44,10 +49,34 @@ int64_t consumed(PyObject* item) {
   return 1;
 }
 
+// A list (or numpy array, or str, which fails there) used as an index becomes a tensor;
+// an empty list or a list of floats indexes as int64, as torch does.
+Tensor index_tensor_from(PyObject* item) {
+  Tensor t = tensor_from_data(item, std::nullopt);
+  if (t.numel() == 0 || is_floating(t.dtype())) t = ops::to_dtype(t, ScalarType::Int64, false, false, std::nullopt);
+  return t;
+}
+
+// An int key; too large for int64 is torch's ValueError.
+int64_t index_int(PyObject* item) {
+  if (PyLong_Check(item)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow) fail(ErrorKind::Value, "Overflow when unpacking long long");
+    return v;
+  }
+  return unpack_int(item);
+}
+
 struct Indexed {
   Tensor view;                  // after basic indexing
   std::vector<Tensor> indices;  // per dim of view; undefined = full slice
   bool advanced = false;
+  // How a tensor value of another dtype is treated, as torch does: converted when the
+  // advanced indices are all Python bools (any value) or all masks (0-dim values only);
+  // otherwise index_put_ refuses it.
+  bool python_bools_only = true;
+  bool masks_only = true;
 };
 
 Indexed apply_index(const Tensor& self, PyObject* key) {
@@ -61,13 +90,10 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
     items = &key;
     n = 1;
   }
-  int64_t used = 0, ellipses = 0;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    used += consumed(items[i]);
-    ellipses += items[i] == Py_Ellipsis;
-  }
-  EMBER_CHECK(ellipses <= 1, Index, "an index can only have a single ellipsis ('...')");
+  int64_t used = 0;
+  for (Py_ssize_t i = 0; i < n; ++i) used += consumed(items[i]);
   EMBER_CHECK(used <= self.dim(), Index, "too many indices for tensor of dimension ", self.dim());
+  bool ellipsis_seen = false;  // the first ... spans the unindexed dims; later ones span none (torch)
 
   Indexed r;
   r.view = self;
@@ -82,26 +108,33 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
     if (item == Py_None) {
       r.view = ops::unsqueeze(r.view, dim++);
     } else if (item == Py_Ellipsis) {
-      dim += self.dim() - used;
+      if (!ellipsis_seen) dim += self.dim() - used;
+      ellipsis_seen = true;
     } else if (PyBool_Check(item) || (is_tensor(item) && unwrap(item).dim() == 0 &&
                                       unwrap(item).dtype() == ScalarType::Bool)) {
-      // x[True] adds a dim of size 1; x[False] one of size 0
+      // x[True] adds a dim of size 1, x[False] one of size 0: both through advanced
+      // indexing (a copy), as in torch
       bool keep = PyBool_Check(item) ? item == Py_True : ops::item(unwrap(item)).to_bool();
+      r.python_bools_only &= PyBool_Check(item) != 0;
+      r.masks_only = false;
       r.view = ops::unsqueeze(r.view, dim);
-      if (!keep) add_index(empty_tensor({0}, ScalarType::Int64));
+      Tensor index = ops::zeros({keep ? 1 : 0}, ScalarType::Int64);
+      add_index(index);
       ++dim;
-    } else if (PyLong_Check(item)) {
-      r.view = select_checked(r.view, dim, unpack_int(item));
+    } else if (PyLong_Check(item) || is_zero_dim_integer_tensor(item)) {  // 0-dim int tensors select (a view)
+      r.view = select_checked(r.view, dim, index_int(item));
     } else if (PySlice_Check(item)) {
       r.view = slice_of(r.view, dim++, item);
     } else if (is_index_tensor_like(item)) {
-      Tensor t = is_tensor(item) ? unwrap(item) : tensor_from_data(item, std::nullopt);
-      if (!is_tensor(item) && t.numel() == 0) t = ops::to_dtype(t, ScalarType::Int64, false, false, std::nullopt);
-      int64_t span = (t.dtype() == ScalarType::Bool || t.dtype() == ScalarType::UInt8) ? t.dim() : 1;
+      Tensor t = is_tensor(item) ? unwrap(item) : index_tensor_from(item);
+      const bool mask = t.dtype() == ScalarType::Bool || t.dtype() == ScalarType::UInt8;
+      r.masks_only &= mask;
+      r.python_bools_only = false;
+      int64_t span = mask ? t.dim() : 1;
       add_index(t);
       dim += span;
     } else if (is_int_like(item)) {
-      r.view = select_checked(r.view, dim, unpack_int(item));
+      r.view = select_checked(r.view, dim, index_int(item));
     } else {
       fail(ErrorKind::Index, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
            "are valid indices (got ", Py_TYPE(item)->tp_name, ")");
@@ -115,7 +148,7 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
 PyObject* tensor_getitem(PyObject* self, PyObject* key) {
   try {
     const Tensor& t = unwrap(self);
-    if (PyLong_CheckExact(key)) return wrap(select_checked(t, 0, unpack_int(key)));  // x[0]: the fast path
+    if (PyLong_CheckExact(key)) return wrap(select_checked(t, 0, index_int(key)));  // x[0]: the fast path
     Indexed r = apply_index(t, key);
     if (!r.advanced) {
       if (r.view.is_same(t)) r.view = make_view(t, Dims(t.sizes()), Dims(t.strides()), t.offset());
@@ -136,23 +169,30 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
     const Tensor& t = unwrap(self);
     Indexed r;
     if (PyLong_CheckExact(key)) {
-      r.view = select_checked(t, 0, unpack_int(key));
+      r.view = select_checked(t, 0, index_int(key));
     } else {
       r = apply_index(t, key);
     }
-    const bool number = !is_tensor(value) && is_scalar_like(value);
+    // Only numbers and tensors can be assigned (torch refuses lists). A number converts
+    // like a copy; only integer dtypes check it for overflow.
+    const bool number = !is_tensor(value) && (PyLong_Check(value) || PyFloat_Check(value) || is_scalar_like(value));
+    EMBER_CHECK(number || is_tensor(value), Type, "can't assign a ", Py_TYPE(value)->tp_name, " to a ember.",
+                type_name(t.dtype()), "Tensor");
+    Tensor v;
+    if (number) {
+      Scalar s = unpack_scalar(value);
+      if (is_integral(t.dtype(), false)) ops::check_convertible(s, t.dtype(), "__setitem__");
+      v = ops::scalar_tensor(s, t.dtype());
+    } else {
+      v = unwrap(value);
+    }
     if (!r.advanced) {
-      if (number) {
-        ops::fill_Scalar_(r.view, unpack_scalar(value));
-        return 0;
-      }
-      Tensor v = is_tensor(value) ? unwrap(value) : tensor_from_data(value, t.dtype());
       while (v.dim() > r.view.dim() && v.sizes()[0] == 1) v = ops::squeeze_dim(v, 0);  // torch drops leading 1s
       ops::copy_(r.view, v, false);
       return 0;
     }
-    Tensor v = number ? ops::scalar_tensor(unpack_scalar(value), t.dtype())
-               : is_tensor(value) ? unwrap(value) : tensor_from_data(value, t.dtype());
+    if (v.dtype() != t.dtype() && (r.python_bools_only || (r.masks_only && v.dim() == 0)))
+      v = ops::to_dtype(v, t.dtype(), false, false, std::nullopt);
     ops::index_put_(r.view, r.indices, v, false);
     return 0;
   } catch (...) {
