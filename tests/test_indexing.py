@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import ember
-from helpers import DTYPE_NAMES, check, torch
+from helpers import DTYPE_NAMES, check
 
 LAYOUTS = ["contiguous", "transposed", "stepped", "expanded"]
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import ember
-from helpers import DTYPE_NAMES, assert_same, check, torch
+from helpers import DTYPE_NAMES, check, torch
 
 LAYOUTS = ["contiguous", "transposed", "stepped", "expanded"]
 

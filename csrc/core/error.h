@@ -7,7 +7,7 @@
 
 namespace ember {
 
-enum class ErrorKind { Runtime, Index, Type, Value, NotImplemented };
+enum class ErrorKind { Runtime, Index, Type, Value, NotImplemented, Overflow };
 
 class Error : public std::runtime_error {
  public:

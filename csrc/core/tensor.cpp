@@ -34,7 +34,9 @@ void TensorImpl::set_sizes_strides(Dims sizes, Dims strides) {
 
 void TensorImpl::refresh() {
   int64_t n = 1;
-  for (int64_t s : sizes_) n *= s;
+  bool overflow = false;
+  for (int64_t s : sizes_) overflow |= __builtin_mul_overflow(n, s, &n);
+  EMBER_CHECK(!overflow, Runtime, "numel: integer multiplication overflow for sizes ", sizes_str(sizes_));
   numel_ = n;
   bool contiguous = true;
   if (n != 0) {

@@ -1,6 +1,7 @@
 #include "kernels/loops.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace ember::kernels {
 
@@ -11,7 +12,10 @@ Loop make_loop(const Tensor* const* tensors, int n, bool check_storage) {
   const Tensor& first = *tensors[0];
   loop.numel = first.numel();
   int64_t ndim = first.dim();
-  EMBER_CHECK(ndim <= kMaxLoopDims, Runtime, "tensors of more than ", kMaxLoopDims, " dims are not supported");
+  int64_t big = 0;
+  for (int64_t s : first.sizes()) big += s != 1;
+  EMBER_CHECK(big <= kMaxLoopDims, Runtime, "tensors with more than ", kMaxLoopDims,
+              " dims of size other than 1 are not supported");
   for (int k = 0; k < n; ++k) {
     if (check_storage) check_bounds(*tensors[k]);  // its storage may have shrunk since it was made
     loop.data[k] = tensors[k]->data();
@@ -19,7 +23,8 @@ Loop make_loop(const Tensor* const* tensors, int n, bool check_storage) {
 
   // Order dims innermost-first by the operands' strides (the first decides; later ones
   // break ties), dropping dims of size 1.
-  int64_t order[kMaxLoopDims];
+  std::vector<int64_t> order_storage(ndim);
+  int64_t* order = order_storage.data();
   int m = 0;
   for (int64_t d = ndim - 1; d >= 0; --d)
     if (first.sizes()[d] != 1) order[m++] = d;

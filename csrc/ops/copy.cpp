@@ -33,6 +33,19 @@ bool same_layout(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
+// Note [Overlapping source and destination]
+// torch refuses a write whose source shares memory with the destination only when it can
+// tell cheaply: both dense (no gaps, no overlap, any order) and their byte ranges
+// intersecting. Other shared sources
+// (a row copied into a column of the same matrix) work, so they are copied first here.
+Tensor unaliased_source(const Tensor& dst, const Tensor& src, const char* op) {
+  if (!may_overlap(dst, src)) return src;
+  EMBER_CHECK(!(non_overlapping_and_dense(dst) && non_overlapping_and_dense(src)), Runtime, op,
+              "(): unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+              "single memory location. Please clone() the tensor before performing the operation.");
+  return clone(src, MemoryFormat::Contiguous);
+}
+
 ScalarType default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
 
 void set_default_dtype(ScalarType dtype) {
@@ -54,10 +67,8 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
               " cannot be broadcast to the destination of shape ", sizes_str(self.sizes()));
   if (same_layout(self, src) || self.numel() == 0) return self;
   check_no_internal_overlap(self, "copy_");
-  EMBER_CHECK(!may_overlap(self, src), Runtime,
-              "copy_(): unsupported operation: some elements of the input tensor and the written-to tensor refer "
-              "to a single memory location. Please clone() the tensor before performing the operation.");
-  Tensor from = src.sizes() == self.sizes() ? src : expand(src, self.sizes(), false);
+  Tensor from = unaliased_source(self, src, "copy_");
+  if (from.sizes() != self.sizes()) from = expand(from, self.sizes(), false);
   self.storage()->bump_version();
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -18,7 +18,8 @@ struct IndexPlan {
 };
 
 // Masks become their nonzero coordinates; int32 becomes int64; padding to self.dim().
-std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& indices) {
+// A 0-dim boolean index adds a dim to `self` (a view), indexed by [0] or by nothing.
+std::vector<Tensor> expand_masks(Tensor& self, const std::vector<Tensor>& indices) {
   std::vector<Tensor> out;
   for (const Tensor& idx : indices) {
     if (!idx.defined()) {
@@ -26,6 +27,12 @@ std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& 
       continue;
     }
     ScalarType dt = idx.dtype();
+    if (dt == ScalarType::Bool && idx.dim() == 0) {
+      const bool keep = item(idx).to_bool();
+      self = unsqueeze(self, static_cast<int64_t>(out.size()));
+      out.push_back(zeros({keep ? 1 : 0}, ScalarType::Int64));
+      continue;
+    }
     if (dt == ScalarType::Bool || dt == ScalarType::UInt8) {
       const int64_t first = static_cast<int64_t>(out.size());
       for (int64_t j = 0; j < idx.dim(); ++j) {
@@ -36,9 +43,6 @@ std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& 
       }
       Tensor nz = nonzero(idx);  // (n, k)
       for (int64_t j = 0; j < idx.dim(); ++j) out.push_back(select(nz, 1, j));
-      if (idx.dim() == 0) {  // x[True] / x[False]: a new dim of size 1 or 0 (see binding)
-        fail(ErrorKind::Index, "0-dim boolean masks are handled by the [] operator");
-      }
       continue;
     }
     EMBER_CHECK(dt == ScalarType::Int64 || dt == ScalarType::Int32, Index,
@@ -51,8 +55,9 @@ std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& 
   return out;
 }
 
-IndexPlan plan(const Tensor& self, const std::vector<Tensor>& raw) {
-  check_bounds(self);
+IndexPlan plan(const Tensor& input, const std::vector<Tensor>& raw) {
+  check_bounds(input);
+  Tensor self = input;
   std::vector<Tensor> idx = expand_masks(self, raw);
   const int64_t nd = self.dim();
   Dims bshape;
@@ -152,6 +157,7 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
 }
 
 Tensor index_put_(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  EMBER_CHECK(!indices.empty(), Runtime, "index_put_(): expected at least one index (got an empty tuple)");
   EMBER_CHECK(values.dtype() == self.dtype(), Runtime, "Index put requires the source and destination dtypes match, got ",
               type_name(self.dtype()), " for the destination and ", type_name(values.dtype()), " for the source.");
   IndexPlan p = plan(self, indices);
@@ -160,9 +166,7 @@ Tensor index_put_(const Tensor& self, const std::vector<Tensor>& indices, const 
               sizes_str(values.sizes()), " cannot be broadcast to indexing result of shape ",
               sizes_str(p.result_shape));
   check_no_internal_overlap(self, "index_put_");
-  Tensor v = values;
-  if (v.storage() == self.storage()) v = clone(values, MemoryFormat::Contiguous);
-  v = expand(v, p.result_shape, false);
+  Tensor v = expand(unaliased_source(self, values, "index_put_"), p.result_shape, false);
   self.storage()->bump_version();
   kernels::index::IndexLoop il = make_index_loop(v, p);
   visit_dtype(self.dtype(), [&](auto tag) {

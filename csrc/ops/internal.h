@@ -18,6 +18,9 @@ Tensor scalar_tensor(const Scalar& value, ScalarType dtype);
 void check_convertible(const Scalar& value, ScalarType dtype, const char* op);
 // RuntimeError when writing self would write one memory location twice (stride 0).
 void check_no_internal_overlap(const Tensor& self, const char* op);
+// src, or a copy of it when it shares memory with dst; RuntimeError where torch refuses
+// (see Note [Overlapping source and destination] in ops/copy.cpp).
+Tensor unaliased_source(const Tensor& dst, const Tensor& src, const char* op);
 // A fresh tensor shaped like self, laid out per format.
 Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format);
 

@@ -77,8 +77,6 @@ std::optional<Dims> view_strides(IntList sizes, IntList strides, IntList new_siz
   return out;
 }
 
-namespace {
-// No gaps and no overlap: the strides are those of a contiguous tensor in some order.
 bool non_overlapping_and_dense(const Tensor& t) {
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < t.dim(); ++d)
@@ -91,7 +89,6 @@ bool non_overlapping_and_dense(const Tensor& t) {
   }
   return true;
 }
-}  // namespace
 
 Dims preserved_strides(const Tensor& self) {
   const int64_t nd = self.dim();

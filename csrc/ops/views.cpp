@@ -82,8 +82,8 @@ Tensor reshape(const Tensor& self, IntList shape) {
 Tensor reshape_as(const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); }
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
-  if (self.dim() == 0) return reshape(self, {1});
   int64_t s = wrap_dim(start_dim, self.dim()), e = wrap_dim(end_dim, self.dim());
+  if (self.dim() == 0) return reshape(self, {1});
   EMBER_CHECK(s <= e, Runtime, "flatten() has invalid args: start_dim cannot come after end_dim");
   if (s == e) return self;
   Dims shape;
@@ -261,7 +261,13 @@ Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64
   };
   start = clamp(start);
   stop = clamp(stop);
-  int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  int64_t len = 0;
+  if (stop > start) {
+    int64_t span;
+    EMBER_CHECK(!__builtin_add_overflow(stop - start, step - 1, &span), Runtime,
+                "Storage size calculation overflowed with a slice of step ", step);
+    len = span / step;
+  }
   Dims sizes(self.sizes()), strides(self.strides());
   int64_t offset = self.offset() + start * strides[dim];  // kept even when empty, as torch does
   sizes[dim] = len;

@@ -136,6 +136,11 @@ bool try_match(const Signature& sig, PyObject* const* args, Py_ssize_t nargs, Py
       int found = -1;
       for (int i = 0; i < np; ++i)
         if (name_is(key, sig.params[i].name)) { found = i; break; }
+      if (found < 0) {  // numpy's names that torch accepts too
+        const char* alias = name_is(key, "axis") ? "dim" : name_is(key, "keepdims") ? "keepdim" : nullptr;
+        for (int i = 0; alias && i < np; ++i)
+          if (std::strcmp(sig.params[i].name, alias) == 0) { found = i; break; }
+      }
       if (found < 0) {
         if (why) *why = std::string(sig.name) + "() got an unexpected keyword argument '" + PyUnicode_AsUTF8(key) + "'";
         return false;
@@ -204,13 +209,13 @@ int64_t unpack_int(PyObject* o) {
   if (is_tensor(o)) return ops::item(unwrap(o)).to_int64();
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-  if (overflow) fail(ErrorKind::Type, "failed to unpack an int argument: Overflow when unpacking long");
+  if (overflow) fail(ErrorKind::Value, "Overflow when unpacking long long");
   if (v == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     Owned idx(PyNumber_Index(o));
     if (!idx) throw PythonError{};
     v = PyLong_AsLongLongAndOverflow(idx.get(), &overflow);
-    if (overflow) fail(ErrorKind::Type, "failed to unpack an int argument: Overflow when unpacking long");
+    if (overflow) fail(ErrorKind::Value, "Overflow when unpacking long long");
     if (v == -1 && PyErr_Occurred()) throw PythonError{};
   }
   return v;
@@ -225,7 +230,7 @@ double unpack_double(PyObject* o) {
 }
 
 bool is_scalar_like(PyObject* o) {
-  if (PyFloat_Check(o) || PyLong_Check(o)) return true;
+  if (PyFloat_Check(o) || PyLong_Check(o) || PyComplex_Check(o)) return true;
   if (is_tensor(o)) return unwrap(o).numel() == 1 && unwrap(o).dim() == 0;
   PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
   return nb && (nb->nb_float || nb->nb_index) && !PyUnicode_Check(o);
@@ -233,10 +238,16 @@ bool is_scalar_like(PyObject* o) {
 
 Scalar unpack_scalar(PyObject* o) {
   if (PyBool_Check(o)) return Scalar(o == Py_True);
+  EMBER_CHECK(!PyComplex_Check(o), Runtime, "ember has no complex dtypes: cannot use the value ",
+              PyComplex_RealAsDouble(o), "+", PyComplex_ImagAsDouble(o), "j");
   if (PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) fail(ErrorKind::Value, "Overflow when unpacking long long");
+    if (overflow > 0 && PyLong_AsUnsignedLongLong(o) != static_cast<unsigned long long>(-1)) {
+      fail(ErrorKind::Runtime, "value cannot be converted to type int64 without overflow");
+    }
+    PyErr_Clear();
+    if (overflow) fail(ErrorKind::Overflow, "int too big to convert");
     return Scalar(static_cast<int64_t>(v));
   }
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
@@ -256,6 +267,17 @@ std::optional<ScalarType> as_dtype(PyObject* o) {
   return std::nullopt;
 }
 
+namespace {
+// An int inside a size list: overflow is torch's TypeError ("failed to unpack").
+int64_t unpack_list_item(PyObject* o, Py_ssize_t pos) {
+  try {
+    return unpack_int(o);
+  } catch (const Error& e) {
+    fail(ErrorKind::Type, "failed to unpack the object at pos ", pos + 1, " with error \"", e.what(), "\"");
+  }
+}
+}  // namespace
+
 bool unpack_int_list(PyObject* o, Dims& out) {
   if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
@@ -263,7 +285,7 @@ bool unpack_int_list(PyObject* o, Dims& out) {
   out.resize(0);
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (!is_int_like(items[i])) return false;
-    out.push_back(unpack_int(items[i]));
+    out.push_back(unpack_list_item(items[i], i));
   }
   return true;
 }
@@ -295,9 +317,9 @@ IntList Args::int_list(int i) {
   Dims& d = lists_[i];
   d.resize(0);
   if (i == varargs_param) {
-    for (Py_ssize_t k = 0; k < nvarargs; ++k) d.push_back(unpack_int(varargs[k]));
+    for (Py_ssize_t k = 0; k < nvarargs; ++k) d.push_back(unpack_list_item(varargs[k], k));
   } else if (given(i)) {
-    if (is_int_like(obj[i])) d.push_back(unpack_int(obj[i]));
+    if (is_int_like(obj[i])) d.push_back(unpack_list_item(obj[i], 0));
     else unpack_int_list(obj[i], d);
   }
   return d;

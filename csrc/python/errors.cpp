@@ -18,6 +18,7 @@ PyObject* set_python_error() {
       case ErrorKind::Type: type = PyExc_TypeError; break;
       case ErrorKind::Value: type = PyExc_ValueError; break;
       case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+      case ErrorKind::Overflow: type = PyExc_OverflowError; break;
       case ErrorKind::Runtime: break;
     }
     PyErr_SetString(type, e.what());

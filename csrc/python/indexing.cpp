@@ -52,6 +52,10 @@ int64_t consumed(PyObject* item) {
 // A list (or numpy array, or str, which fails there) used as an index becomes a tensor;
 // an empty list or a list of floats indexes as int64, as torch does.
 Tensor index_tensor_from(PyObject* item) {
+  if (PyList_Check(item)) {  // torch reads a list key as a tuple first, which meets a self-reference at once
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(item); ++i)
+      EMBER_CHECK(PyList_GET_ITEM(item, i) != item, Type, "new(): self-referential lists are incompatible");
+  }
   Tensor t = tensor_from_data(item, std::nullopt);
   if (t.numel() == 0 || is_floating(t.dtype())) t = ops::to_dtype(t, ScalarType::Int64, false, false, std::nullopt);
   return t;
@@ -180,8 +184,10 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
                 type_name(t.dtype()), "Tensor");
     Tensor v;
     if (number) {
+      if (PyLong_Check(value)) index_int(value);  // beyond int64: torch's ValueError
       Scalar s = unpack_scalar(value);
-      if (is_integral(t.dtype(), false)) ops::check_convertible(s, t.dtype(), "__setitem__");
+      if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::BFloat16)  // those round to inf
+        ops::check_convertible(s, t.dtype(), "__setitem__");
       v = ops::scalar_tensor(s, t.dtype());
     } else {
       v = unwrap(value);

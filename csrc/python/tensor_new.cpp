@@ -73,20 +73,63 @@ ScalarType leaf_dtype(PyObject* o) {
   fail(ErrorKind::Runtime, "Could not infer dtype of ", Py_TYPE(o)->tp_name);
 }
 
-// Shape from the first element at each depth; dtype promoted over every leaf.
-void infer(PyObject* o, Dims& shape, std::optional<ScalarType>& dtype, size_t depth) {
+// Nested data deeper than this is refused (it also stops a list that contains itself).
+constexpr size_t kMaxDataDepth = 1000;
+
+// The items of a sequence; a length that disagrees with the items is an error.
+Owned items_of(PyObject* o, size_t depth) {
+  Owned seq(PySequence_Fast(o, "expected a sequence"));
+  if (!seq) throw PythonError{};
+  if (!PyList_Check(o) && !PyTuple_Check(o)) {
+    Py_ssize_t claimed = PyObject_Length(o);
+    if (claimed < 0) throw PythonError{};
+    EMBER_CHECK(claimed == PySequence_Fast_GET_SIZE(seq.get()), Value, "expected sequence of length ", claimed,
+                " at dim ", depth, " (got ", PySequence_Fast_GET_SIZE(seq.get()), ")");
+  }
+  return seq;
+}
+
+// The shape, from the first element at each depth (as torch: a list whose first item
+// is itself is "too deep", one that holds itself further on is "self-referential").
+Dims shape_of(PyObject* o) {
+  Dims shape;
+  while (is_sequence(o) && !(is_tensor(o) && !shape.empty())) {
+    EMBER_CHECK(shape.size() < kMaxDataDepth, Value, "too many dimensions: data is nested more than ",
+                kMaxDataDepth, " levels deep");
+    Owned seq = items_of(o, shape.size());
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.get());
+    shape.push_back(n);
+    if (n == 0) break;
+    o = PySequence_Fast_GET_ITEM(seq.get(), 0);  // kept alive by the outer sequence
+  }
+  return shape;
+}
+
+// Checks every element against the shape and promotes the dtype over every leaf. `path`
+// holds the sequences above this one, to refuse a list that contains itself.
+void infer(PyObject* o, const Dims& shape, std::optional<ScalarType>& dtype, std::vector<PyObject*>& path) {
+  const size_t depth = path.size();
   if (!is_sequence(o)) {
     ScalarType leaf = leaf_dtype(o);
     dtype = dtype ? promote_types(*dtype, leaf) : leaf;
     return;
   }
-  EMBER_CHECK(!is_tensor(o) || depth == 0, Type, "only one element tensors can be converted to Python scalars");
-  Owned seq(PySequence_Fast(o, "expected a sequence"));
-  if (!seq) throw PythonError{};
+  if (is_tensor(o) && depth > 0) {  // a tensor of several elements where a number belongs (torch's errors)
+    EMBER_CHECK(!is_integral(unwrap(o).dtype(), true), Type,
+                "only integer tensors of a single element can be converted to an index");
+    fail(ErrorKind::Value, "only one element tensors can be converted to Python scalars");
+  }
+  for (PyObject* above : path)
+    EMBER_CHECK(above != o, Type, "new(): self-referential lists are incompatible");
+  Owned seq = items_of(o, depth);
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.get());
-  if (depth == shape.size()) shape.push_back(n);
+  EMBER_CHECK(depth < shape.size(), Type, "expected a number at dim ", depth, " (got a sequence)");
+  EMBER_CHECK(n == shape[depth], Value, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ",
+              n, ")");
   PyObject** items = PySequence_Fast_ITEMS(seq.get());
-  for (Py_ssize_t i = 0; i < n; ++i) infer(items[i], shape, dtype, depth + 1);
+  path.push_back(o);
+  for (Py_ssize_t i = 0; i < n; ++i) infer(items[i], shape, dtype, path);
+  path.pop_back();
 }
 
 template <class T>
@@ -123,8 +166,7 @@ void fill(PyObject* o, const Dims& shape, size_t depth, T*& p) {
   }
   EMBER_CHECK(is_sequence(o), Type, "expected sequence of length ", shape[depth], " at dim ", depth,
               " (got a number)");
-  Owned seq(PySequence_Fast(o, "expected a sequence"));
-  if (!seq) throw PythonError{};
+  Owned seq = items_of(o, depth);
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.get());
   EMBER_CHECK(n == shape[depth], Value, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ",
               n, ")");
@@ -194,12 +236,14 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
     Tensor t = tensor_from_array(data, false);
     return dtype && *dtype != t.dtype() ? ops::to_dtype(t, *dtype, false, false, std::nullopt) : t;
   }
-  Dims shape;
+  Dims shape = shape_of(data);
+  // With no element to store, torch looks no further than the shape ([[], [1]] is (2, 0)).
+  if (checked_numel(shape, "tensor") == 0) return empty_tensor(shape, dtype.value_or(ops::default_dtype()), "tensor");
   std::optional<ScalarType> inferred;
-  infer(data, shape, inferred, 0);
+  std::vector<PyObject*> path;
+  infer(data, shape, inferred, path);
   ScalarType dt = dtype.value_or(inferred.value_or(ops::default_dtype()));
   Tensor out = empty_tensor(shape, dt, "tensor");
-  if (out.numel() == 0) return out;
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = reinterpret_cast<T*>(out.data());
