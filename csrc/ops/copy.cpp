@@ -142,8 +142,6 @@ void check_convertible(const Scalar& value, ScalarType dtype, const char* op) {
   EMBER_CHECK(ok, Runtime, op, "(): value cannot be converted to type ", info(dtype).name, " without overflow");
 }
 
-namespace {
-// Filling an expanded tensor is allowed, as in torch.
 Tensor fill_unchecked(const Tensor& self, const Scalar& value) {
   self.storage()->bump_version();
   visit_dtype(self.dtype(), [&](auto tag) {
@@ -152,7 +150,6 @@ Tensor fill_unchecked(const Tensor& self, const Scalar& value) {
   });
   return self;
 }
-}  // namespace
 
 Tensor fill_Scalar_(const Tensor& self, const Scalar& value) {
   check_convertible(value, self.dtype(), "fill_");

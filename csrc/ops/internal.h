@@ -14,6 +14,9 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
 Scalar item(const Tensor& self);
 // A 0-dim tensor holding value.
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype);
+// fill_ without the overflow check (the value converts like a copy). Filling an
+// expanded tensor is allowed, as in torch.
+Tensor fill_unchecked(const Tensor& self, const Scalar& value);
 // RuntimeError when value does not fit dtype (torch's fill_/full check).
 void check_convertible(const Scalar& value, ScalarType dtype, const char* op);
 // RuntimeError when writing self would write one memory location twice (stride 0).

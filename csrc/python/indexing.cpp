@@ -188,6 +188,10 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
       Scalar s = unpack_scalar(value);
       if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::BFloat16)  // those round to inf
         ops::check_convertible(s, t.dtype(), "__setitem__");
+      if (!r.advanced) {  // x[0] = 1: the fast path
+        ops::fill_unchecked(r.view, s);
+        return 0;
+      }
       v = ops::scalar_tensor(s, t.dtype());
     } else {
       v = unwrap(value);
