@@ -29,12 +29,35 @@ def _byte_order_swap(raw: bytes, itemsize: int, byte_order: str) -> bytes:
     return bytes(out)
 
 
-class UntypedStorage(_C.StorageBase):
-    """Bytes that tensors view. UntypedStorage(nbytes) or UntypedStorage(list of byte values)."""
+class _CpuStorage:
+    """What every ember storage answers alike: it lives on the CPU, unshared, unpinned."""
 
     is_cuda = False
     is_sparse = False
     device = cpu
+
+    def cpu(self):
+        return self
+
+    def is_shared(self):
+        return False
+
+    def is_pinned(self, device=None):
+        return False
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        tail = f"[ember.storage.{self._repr_tail()} of size {self.size()}]"
+        return f"{body}\n{tail}" if body else tail
+
+    __str__ = __repr__
+
+
+class UntypedStorage(_CpuStorage, _C.StorageBase):
+    """Bytes that tensors view. UntypedStorage(nbytes) or UntypedStorage(list of byte values)."""
 
     def __new__(cls, *args, device=None):
         if device is not None and str(device) not in ("cpu", "cpu:0"):
@@ -83,14 +106,8 @@ class UntypedStorage(_C.StorageBase):
     def clone(self):
         return type(self)(self.nbytes()).copy_(self)
 
-    def cpu(self):
-        return self
-
-    def is_shared(self):
-        return False
-
-    def is_pinned(self, device=None):
-        return False
+    def _repr_tail(self):
+        return "UntypedStorage(device=cpu)"
 
     def _check_index(self, index):
         if not isinstance(index, int):
@@ -113,9 +130,6 @@ class UntypedStorage(_C.StorageBase):
         except IndexError as err:  # torch raises RuntimeError when writing, IndexError when reading
             raise RuntimeError(str(err)) from None
         self._tensor(_C.uint8)[index] = int(value) % 256
-
-    def __iter__(self):
-        return iter(self.tolist())
 
     @classmethod
     def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
@@ -152,13 +166,6 @@ class UntypedStorage(_C.StorageBase):
     def __copy__(self):
         return self
 
-    def __repr__(self):
-        body = "\n".join(f" {v}" for v in self.tolist())
-        tail = f"[ember.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
-        return f"{body}\n{tail}" if body else tail
-
-    __str__ = __repr__
-
 
 _C.StorageBase._set_storage_class(UntypedStorage)
 
@@ -167,12 +174,9 @@ def _rebuild_typed(untyped, dtype):
     return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
 
 
-class TypedStorage:
+class TypedStorage(_CpuStorage):
     """A storage seen as elements of one dtype: TypedStorage(size or data, dtype=...)."""
 
-    is_cuda = False
-    is_sparse = False
-    device = cpu
     _fixed_dtype = None  # the legacy classes fix one
 
     def __init__(self, *args, dtype=None, device=None, wrap_storage=None, _internal=False):
@@ -243,14 +247,8 @@ class TypedStorage:
     def clone(self):
         return TypedStorage(wrap_storage=self._untyped_storage.clone(), dtype=self.dtype, _internal=True)
 
-    def cpu(self):
-        return self
-
-    def is_shared(self):
-        return False
-
-    def is_pinned(self, device=None):
-        return False
+    def _repr_tail(self):
+        return f"TypedStorage(dtype={self.dtype!r}, device=cpu)"
 
     def type(self, dtype=None):
         if dtype is None:
@@ -264,9 +262,6 @@ class TypedStorage:
 
     def __setitem__(self, index, value):
         self._tensor()[index] = value
-
-    def __iter__(self):
-        return iter(self.tolist())
 
     def __eq__(self, other):
         return isinstance(other, TypedStorage) and other.dtype is self.dtype and \
@@ -299,12 +294,6 @@ class TypedStorage:
         return TypedStorage(wrap_storage=_copy.deepcopy(self._untyped_storage, memo), dtype=self.dtype,
                             _internal=True)
 
-    def __repr__(self):
-        body = "\n".join(f" {v}" for v in self.tolist())
-        tail = f"[ember.storage.TypedStorage(dtype={self.dtype!r}, device=cpu) of size {self.size()}]"
-        return f"{body}\n{tail}" if body else tail
-
-    __str__ = __repr__
 
 
 class _LegacyStorageMeta(type):

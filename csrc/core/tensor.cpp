@@ -50,23 +50,31 @@ void TensorImpl::refresh() {
   is_contiguous_ = contiguous;
 }
 
-void check_in_storage(const Storage& storage, IntList size, IntList stride, int64_t offset, int64_t item) {
-  // The last byte reached, with every product checked so huge sizes cannot wrap around.
+bool bytes_needed(IntList size, IntList stride, int64_t offset, int64_t item, int64_t* out) {
+  // The last element reached, with every product checked so huge sizes cannot wrap around.
   int64_t last = offset;
-  bool overflow = false, empty = false;
+  bool overflow = false;
   for (size_t i = 0; i < size.size(); ++i) {
-    if (size[i] == 0) empty = true;
+    if (size[i] == 0) {
+      *out = 0;  // no element: nothing is read
+      return true;
+    }
     int64_t reach;
-    overflow |= __builtin_mul_overflow(size[i] > 0 ? size[i] - 1 : 0, stride[i], &reach);
+    overflow |= __builtin_mul_overflow(size[i] - 1, stride[i], &reach);
     overflow |= __builtin_add_overflow(last, reach, &last);
   }
+  overflow |= __builtin_mul_overflow(last + 1, item, out);
+  return !overflow;
+}
+
+void check_in_storage(const Storage& storage, IntList size, IntList stride, int64_t offset, int64_t item) {
   int64_t needed = 0;
-  if (!empty) overflow |= __builtin_mul_overflow(last + 1, item, &needed);
-  if (__builtin_expect(!overflow && needed <= static_cast<int64_t>(storage->nbytes()), 1)) return;
-  fail(ErrorKind::Runtime, "setStorage: sizes ",
-              sizes_str(size), ", strides ", sizes_str(stride), ", storage offset ", offset, ", and itemsize ",
-              item, " requiring a storage size of ", overflow ? std::string("more than 2**63") : std::to_string(needed),
-              " are out of bounds for storage of size ", storage->nbytes());
+  const bool ok = bytes_needed(size, stride, offset, item, &needed);
+  if (__builtin_expect(ok && needed <= static_cast<int64_t>(storage->nbytes()), 1)) return;
+  fail(ErrorKind::Runtime, "setStorage: sizes ", sizes_str(size), ", strides ", sizes_str(stride),
+       ", storage offset ", offset, ", and itemsize ", item, " requiring a storage size of ",
+       ok ? std::to_string(needed) : std::string("more than 2**63"), " are out of bounds for storage of size ",
+       storage->nbytes());
 }
 
 int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }
@@ -111,12 +119,10 @@ Dims contiguous_strides(IntList sizes) {
 }
 
 int64_t storage_bytes_needed(IntList sizes, IntList strides, int64_t offset, int64_t itemsize) {
-  int64_t last = offset;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == 0) return 0;
-    last += (sizes[i] - 1) * strides[i];
-  }
-  return (last + 1) * itemsize;
+  int64_t needed;
+  EMBER_CHECK(bytes_needed(sizes, strides, offset, itemsize, &needed), Runtime,
+              "Storage size calculation overflowed with sizes=", sizes_str(sizes), " and strides=", sizes_str(strides));
+  return needed;
 }
 
 Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op) {

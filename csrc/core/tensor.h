@@ -92,7 +92,10 @@ int64_t wrap_dim(int64_t dim, int64_t ndim);
 // overflow (RuntimeError names the sizes).
 int64_t checked_numel(IntList sizes, const char* op);
 Dims contiguous_strides(IntList sizes);
-// The bytes a tensor of these sizes and strides reaches beyond its first element, + 1 element.
+// The bytes from the storage's start to the end of the last element a tensor of these
+// sizes, strides and offset reaches (0 without elements): false on int64 overflow;
+// storage_bytes_needed throws RuntimeError instead.
+bool bytes_needed(IntList sizes, IntList strides, int64_t offset, int64_t itemsize, int64_t* out);
 int64_t storage_bytes_needed(IntList sizes, IntList strides, int64_t offset, int64_t itemsize);
 std::string sizes_str(IntList sizes);  // "[2, 3]"
 

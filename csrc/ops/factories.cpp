@@ -122,19 +122,7 @@ Tensor empty_strided(IntList size, IntList stride, std::optional<ScalarType> dty
   for (int64_t s : stride)
     EMBER_CHECK(s >= 0, Runtime, "empty_strided: negative strides are not supported, got ", sizes_str(stride));
   Tensor base = empty_tensor({0}, dt, "empty_strided");
-  // Size the storage for the furthest element, with overflow checks, then view it.
-  int64_t last = 0;
-  bool empty = false, overflow = false;
-  for (size_t i = 0; i < size.size(); ++i) {
-    if (size[i] == 0) empty = true;
-    int64_t reach;
-    overflow |= __builtin_mul_overflow(size[i] > 0 ? size[i] - 1 : 0, stride[i], &reach);
-    overflow |= __builtin_add_overflow(last, reach, &last);
-  }
-  int64_t nbytes = 0;
-  if (!empty) overflow |= __builtin_mul_overflow(last + 1, itemsize(dt), &nbytes);
-  EMBER_CHECK(!overflow, Runtime, "empty_strided(): Storage size calculation overflowed with sizes=",
-              sizes_str(size), " and strides=", sizes_str(stride));
+  int64_t nbytes = storage_bytes_needed(size, stride, 0, itemsize(dt));
   base.storage()->resize(static_cast<size_t>(nbytes));
   return make_view(base, Dims(size), Dims(stride), 0);
 }

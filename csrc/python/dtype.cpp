@@ -163,9 +163,7 @@ void init_dtypes(PyObject* module) {
   t.tp_repr = dtype_repr;
   t.tp_getset = dtype_getset;
   t.tp_methods = dtype_methods;
-  if (PyType_Ready(&t) < 0) throw PythonError{};
-  Py_INCREF(&t);
-  PyModule_AddObject(module, "dtype", reinterpret_cast<PyObject*>(&t));
+  add_type(module, t, "dtype");
   // One object per dtype, added under its name and aliases; ember/__init__.py re-exports them.
   Owned names(PyList_New(0));
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -200,9 +198,7 @@ void init_dtypes(PyObject* module) {
   s.tp_methods = size_methods;
   s.tp_as_mapping = &size_as_mapping;
   s.tp_as_number = &size_as_number;
-  if (PyType_Ready(&s) < 0) throw PythonError{};
-  Py_INCREF(&s);
-  PyModule_AddObject(module, "Size", reinterpret_cast<PyObject*>(&s));
+  add_type(module, s, "Size");
 }
 
 }  // namespace ember::python

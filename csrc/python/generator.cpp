@@ -137,9 +137,7 @@ void init_generator_type(PyObject* module) {
   t.tp_new = generator_new;
   t.tp_methods = generator_methods;
   t.tp_getset = generator_getset;
-  if (PyType_Ready(&t) < 0) throw PythonError{};
-  Py_INCREF(&t);
-  PyModule_AddObject(module, "Generator", reinterpret_cast<PyObject*>(&t));
+  add_type(module, t, "Generator");
   // the default generator lives as long as the process: one extra reference for the core
   Generator def(&default_generator());
   PyModule_AddObject(module, "default_generator", wrap_generator(def));

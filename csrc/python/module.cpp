@@ -137,6 +137,19 @@ PyObject* f_release_cached_blocks(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
+}  // namespace
+
+void add_type(PyObject* module, PyTypeObject& type, const char* name) {
+  if (PyType_Ready(&type) < 0) throw PythonError{};
+  Py_INCREF(&type);
+  if (PyModule_AddObject(module, name, reinterpret_cast<PyObject*>(&type)) < 0) {
+    Py_DECREF(&type);
+    throw PythonError{};
+  }
+}
+
+namespace {
+
 void* gil_release() { return PyGILState_Check() ? static_cast<void*>(PyEval_SaveThread()) : nullptr; }
 void gil_reacquire(void* token) { PyEval_RestoreThread(static_cast<PyThreadState*>(token)); }
 

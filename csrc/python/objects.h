@@ -63,6 +63,9 @@ PyObject* make_size(IntList sizes);    // an ember.Size
 extern PyTypeObject* g_tensor_class;
 extern PyObject* g_cpu_device;
 
+// PyType_Ready, then module.<name> = type; throws PythonError on failure.
+void add_type(PyObject* module, PyTypeObject& type, const char* name);
+
 void init_tensor_type(PyObject* module);
 void init_tensor_constructors(PyObject* module);
 void init_storage_type(PyObject* module);

@@ -201,9 +201,7 @@ void init_storage_type(PyObject* module) {
   t.tp_dealloc = storage_dealloc;
   t.tp_new = storage_new;
   t.tp_methods = storage_methods;
-  if (PyType_Ready(&t) < 0) throw PythonError{};
-  Py_INCREF(&t);
-  PyModule_AddObject(module, "StorageBase", reinterpret_cast<PyObject*>(&t));
+  add_type(module, t, "StorageBase");
 }
 
 }  // namespace ember::python

@@ -441,9 +441,7 @@ void init_tensor_type(PyObject* module) {
   t.tp_getset = tensor_getset;
   t.tp_as_number = &tensor_as_number;
   t.tp_as_mapping = &tensor_as_mapping;
-  if (PyType_Ready(&t) < 0) throw PythonError{};
-  Py_INCREF(&t);
-  if (PyModule_AddObject(module, "TensorBase", reinterpret_cast<PyObject*>(&t)) < 0) throw PythonError{};
+  add_type(module, t, "TensorBase");
 }
 
 }  // namespace ember::python

@@ -217,8 +217,8 @@ Tensor tensor_from_array(PyObject* obj, bool share) {
   }
   void* ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
   if (PyErr_Occurred()) throw PythonError{};
-  int64_t numel = checked_numel(shape, "from_numpy");
-  int64_t nbytes = numel ? storage_bytes_needed(shape, strides, 0, item) : 0;
+  checked_numel(shape, "from_numpy");  // refuses negative sizes
+  int64_t nbytes = storage_bytes_needed(shape, strides, 0, item);
   Py_INCREF(obj);
   Storage storage = make_ref<StorageImpl>(ptr, static_cast<size_t>(nbytes), &release_python_owner, obj);
   Tensor t(make_ref<TensorImpl>(std::move(storage), 0, std::move(shape), std::move(strides), *dtype));
