@@ -77,8 +77,15 @@ void check_in_storage(const Storage& storage, IntList size, IntList stride, int6
        storage->nbytes());
 }
 
-int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim())]; }
+int64_t Tensor::size(int64_t d) const {
+  EMBER_CHECK(dim() > 0, Index, "Dimension specified as ", d, " but tensor has no dimensions");
+  return sizes()[wrap_dim(d, dim())];
+}
+
+int64_t Tensor::stride(int64_t d) const {
+  EMBER_CHECK(dim() > 0, Index, "Dimension specified as ", d, " but tensor has no dimensions");
+  return strides()[wrap_dim(d, dim())];
+}
 
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
   int64_t n = ndim > 0 ? ndim : 1;
