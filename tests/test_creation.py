@@ -5,38 +5,7 @@ import math
 import pytest
 
 import ember
-from helpers import DTYPE_NAMES, FLOAT_NAMES, assert_same, check, torch
-
-INT_NAMES = ["uint8", "int8", "int16", "int32", "int64"]
-
-
-def sample_values(name):
-    """Nested 3x4 values every dtype holds exactly (negative only for signed types)."""
-    if name == "bool":
-        return [[True, False, True, True], [False, False, True, False], [True, True, False, True]]
-    if name == "uint8":
-        return [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 250, 255]]
-    if name in INT_NAMES:
-        return [[0, 1, -2, 3], [4, -5, 6, 7], [-8, 9, 100, -100]]
-    return [[0.0, 1.5, -2.25, 3.0], [4.5, -5.0, 6.125, 7.0], [-8.5, 9.0, 100.0, -0.5]]
-
-
-def make(lib, name, layout):
-    """A tensor of dtype `name` in one of the layouts the tests sweep."""
-    dt = getattr(lib, name)
-    base = lib.tensor(sample_values(name), dtype=dt)
-    if layout == "contiguous":
-        return base
-    if layout == "transposed":
-        return base.t()
-    if layout == "sliced":
-        return base[1:, ::2]
-    if layout == "empty":
-        return base[:0]
-    if layout == "scalar":
-        return base[1, 2]
-    raise ValueError(layout)
-
+from helpers import DTYPE_NAMES, FLOAT_NAMES, assert_same, check, make_sample as make, sample_values, torch
 
 LAYOUTS = ["contiguous", "transposed", "sliced", "empty", "scalar"]
 

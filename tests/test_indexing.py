@@ -13,57 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from helpers import DTYPE_NAMES, check
-
-LAYOUTS = ["contiguous", "transposed", "stepped", "expanded"]
+from helpers import DTYPE_NAMES, SHAPE_LAYOUTS as LAYOUTS, check, make_tensor as make, nested
 
 
 # ---------------------------------------------------------------------------- inputs
-def values(n, dtype):
-    """n deterministic values, exactly representable in dtype."""
-    if dtype == "bool":
-        return [i % 3 == 0 for i in range(n)]
-    if dtype == "uint8":
-        return [(i * 7 + 1) % 251 for i in range(n)]
-    ints = [(i * 7 + 3) % 23 - 11 for i in range(n)]
-    if dtype in ("float16", "bfloat16", "float32", "float64"):
-        return [v + 0.5 for v in ints]
-    return ints
-
-
-def nested(flat, shape):
-    if not shape:
-        return flat[0]
-    if len(shape) == 1:
-        return list(flat)
-    step = len(flat) // shape[0] if shape[0] else 0
-    return [nested(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-
-def contiguous(lib, shape, dtype):
-    n = math.prod(shape)
-    if n == 0 and len(shape) > 1:
-        return lib.tensor([], dtype=getattr(lib, dtype)).view(*shape)
-    return lib.tensor(nested(values(n, dtype), list(shape)), dtype=getattr(lib, dtype))
-
-
-def make(lib, shape, dtype, layout="contiguous"):
-    """A tensor of this shape and dtype with the given memory layout (built without [])."""
-    shape = tuple(shape)
-    if layout == "contiguous" or len(shape) == 0:
-        return contiguous(lib, shape, dtype)
-    if layout == "transposed":
-        if len(shape) == 1:
-            return contiguous(lib, (shape[0], 2), dtype).select(1, 1)
-        return contiguous(lib, shape[:-2] + (shape[-1], shape[-2]), dtype).transpose(-1, -2)
-    if layout == "stepped":  # every other element of the last dim, from element 1
-        wide = contiguous(lib, shape[:-1] + (shape[-1], 2), dtype)
-        return wide.select(-1, 1)
-    if layout == "expanded":
-        return contiguous(lib, (1,) + shape[1:], dtype).expand(*shape)
-    raise ValueError(layout)
-
-
 def mask(lib, shape, seed=0):
     """A deterministic bool tensor of this shape."""
     n = math.prod(shape)
@@ -352,19 +305,25 @@ SET_VALUES = {
 }
 
 
+def check_setitem(dtype, key, value, label):
+    """x[SET_KEYS[key]] = value(lib) on a (3, 4, 5) tensor of dtype, against torch; a failure
+    names the case by label."""
+    def run(lib):
+        x = make(lib, (3, 4, 5), dtype)
+        x[SET_KEYS[key](lib)] = value(lib)
+        return x
+
+    try:
+        check(run)
+    except AssertionError as e:
+        raise AssertionError(f"{label}: {e}") from None
+
+
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 @pytest.mark.parametrize("key", sorted(SET_KEYS))
 def test_setitem(key, dtype):
     for value in SET_VALUES:
-        def run(lib):
-            x = make(lib, (3, 4, 5), dtype)
-            x[SET_KEYS[key](lib)] = SET_VALUES[value](lib, dtype)
-            return x
-
-        try:
-            check(run)
-        except AssertionError as e:
-            raise AssertionError(f"x[{key}] = {value}: {e}") from None
+        check_setitem(dtype, key, lambda lib: SET_VALUES[value](lib, dtype), f"x[{key}] = {value}")
 
 
 @pytest.mark.parametrize("key", sorted(SET_KEYS))
@@ -374,26 +333,14 @@ def test_setitem_tensor_of_another_dtype(key):
     for dtype, vdtype in [("int32", "float32"), ("float32", "float64"), ("float32", "int8"), ("bool", "int64"),
                           ("uint8", "int64"), ("bfloat16", "float16")]:
         for value in ([1, 0, 1, 0, 1], 1):
-            def run(lib):
-                x = make(lib, (3, 4, 5), dtype)
-                x[SET_KEYS[key](lib)] = lib.tensor(value, dtype=getattr(lib, vdtype))
-                return x
-
-            try:
-                check(run)
-            except AssertionError as e:
-                raise AssertionError(f"{dtype} x[{key}] = {vdtype} {value}: {e}") from None
+            check_setitem(dtype, key, lambda lib: lib.tensor(value, dtype=getattr(lib, vdtype)),
+                          f"{dtype} x[{key}] = {vdtype} {value}")
 
 
 @pytest.mark.parametrize("key", sorted(SET_KEYS))
 def test_setitem_list_value_is_type_error(key):
     """torch refuses a Python list on the right of x[key] = ...: TypeError."""
-    def run(lib):
-        x = make(lib, (3, 4, 5), "int64")
-        x[SET_KEYS[key](lib)] = [1, 0, 1, 0, 1]
-        return x
-
-    check(run)
+    check_setitem("int64", key, lambda lib: [1, 0, 1, 0, 1], f"x[{key}] = [1, 0, 1, 0, 1]")
 
 
 @pytest.mark.parametrize("layout", ["transposed", "stepped"])

@@ -6,40 +6,12 @@ import gc
 import pytest
 
 import ember
-from helpers import DTYPE_NAMES, check, torch
+from helpers import DTYPE_NAMES, check, make_sample as make, sample_values, sample_view, torch
 
 np = pytest.importorskip("numpy")
 
 NUMPY_NAMES = [n for n in DTYPE_NAMES if n != "bfloat16"]
-INT_NAMES = ["uint8", "int8", "int16", "int32", "int64"]
 LAYOUTS = ["contiguous", "transposed", "sliced", "empty", "scalar", "expanded"]
-
-
-def sample_values(name):
-    if name == "bool":
-        return [[True, False, True, True], [False, False, True, False], [True, True, False, True]]
-    if name == "uint8":
-        return [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 250, 255]]
-    if name in INT_NAMES:
-        return [[0, 1, -2, 3], [4, -5, 6, 7], [-8, 9, 100, -100]]
-    return [[0.0, 1.5, -2.25, 3.0], [4.5, -5.0, 6.125, 7.0], [-8.5, 9.0, 100.0, -0.5]]
-
-
-def make(lib, name, layout):
-    base = lib.tensor(sample_values(name), dtype=getattr(lib, name))
-    if layout == "contiguous":
-        return base
-    if layout == "transposed":
-        return base.t()
-    if layout == "sliced":
-        return base[1:, ::2]
-    if layout == "empty":
-        return base[:0]
-    if layout == "scalar":
-        return base[1, 2]
-    if layout == "expanded":
-        return base[0].expand(2, 4)
-    raise ValueError(layout)
 
 
 def as_array(x):
@@ -96,7 +68,7 @@ def test_numpy_shares_memory_both_ways(name):
 @pytest.mark.parametrize("layout", ["transposed", "sliced", "expanded"])
 def test_numpy_of_views_shares(layout):
     base = ember.tensor(sample_values("float32"))
-    view = {"transposed": base.t(), "sliced": base[1:, ::2], "expanded": base[0].expand(2, 4)}[layout]
+    view = sample_view(base, layout)
     a = view.numpy()
     assert a.ctypes.data == view.data_ptr()
     assert a.strides == tuple(s * 4 for s in view.stride())

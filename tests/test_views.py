@@ -16,60 +16,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import ember
-from helpers import DTYPE_NAMES, check, torch
-
-LAYOUTS = ["contiguous", "transposed", "stepped", "expanded"]
+from helpers import DTYPE_NAMES, SHAPE_LAYOUTS as LAYOUTS, check, make_tensor as make, torch
 
 
 # ---------------------------------------------------------------------------- inputs
-def values(n, dtype):
-    """n deterministic values, exactly representable in dtype."""
-    if dtype == "bool":
-        return [i % 3 == 0 for i in range(n)]
-    if dtype == "uint8":
-        return [(i * 7 + 1) % 251 for i in range(n)]
-    ints = [(i * 7 + 3) % 23 - 11 for i in range(n)]
-    if dtype in ("float16", "bfloat16", "float32", "float64"):
-        return [v + 0.5 for v in ints]
-    return ints
-
-
-def nested(flat, shape):
-    if not shape:
-        return flat[0]
-    if len(shape) == 1:
-        return list(flat)
-    step = len(flat) // shape[0] if shape[0] else 0
-    return [nested(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-
-def contiguous(lib, shape, dtype):
-    """A contiguous tensor of this shape and dtype, built without any view op."""
-    n = math.prod(shape)
-    if n == 0 and len(shape) > 1:
-        # a nested empty list can't say e.g. (2, 0, 4): view a 1-d empty tensor
-        return lib.tensor([], dtype=getattr(lib, dtype)).view(*shape)
-    return lib.tensor(nested(values(n, dtype), list(shape)), dtype=getattr(lib, dtype))
-
-
-def make(lib, shape, dtype, layout="contiguous"):
-    """A tensor of this shape and dtype with the given memory layout."""
-    shape = tuple(shape)
-    if layout == "contiguous" or len(shape) == 0:
-        return contiguous(lib, shape, dtype)
-    if layout == "transposed":
-        if len(shape) == 1:  # a column of a transposed matrix: stride 2
-            return contiguous(lib, (2, shape[0]), dtype).t()[:, 0]
-        swapped = shape[:-2] + (shape[-1], shape[-2])
-        return contiguous(lib, swapped, dtype).transpose(-1, -2)
-    if layout == "stepped":
-        wide = shape[:-1] + (2 * shape[-1],)
-        return contiguous(lib, wide, dtype)[..., ::2]
-    if layout == "expanded":
-        return contiguous(lib, (1,) + shape[1:], dtype).expand(*shape)
-    raise ValueError(layout)
-
-
 def sptr(t):
     return t.untyped_storage().data_ptr()
 
