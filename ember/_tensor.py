@@ -6,6 +6,17 @@ from . import _C, _tensor_str
 from ._constants import preserve_format
 
 
+class _NumpyExport:
+    """What numpy holds of a tensor: the array interface, and the storage it points into,
+    kept alive here so that set_() or .data = ... on the tensor cannot free the memory."""
+
+    __slots__ = ("__array_interface__", "_storage")
+
+    def __init__(self, tensor):
+        self.__array_interface__ = tensor._array_interface
+        self._storage = tensor.untyped_storage()
+
+
 def _rebuild_tensor(storage, storage_offset, size, stride, dtype):
     t = _C._legacy_new(dtype)
     return t.set_(storage, storage_offset, size, stride)
@@ -51,13 +62,17 @@ class Tensor(_C.TensorBase):
         """A numpy array sharing this tensor's memory."""
         import numpy
 
-        return numpy.asarray(self)
+        return numpy.asarray(_NumpyExport(self))
 
     def __array__(self, dtype=None, copy=None):
         import numpy
 
-        arr = numpy.asarray(self)
-        return arr if dtype is None else arr.astype(dtype, copy=False)
+        arr = numpy.asarray(_NumpyExport(self))
+        if dtype is not None and arr.dtype != numpy.dtype(dtype):
+            if copy is False:
+                raise ValueError(f"converting to {dtype} needs a copy, but copy=False was given")
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr  # numpy 2 leaves copy=True to __array__
 
     # ---- pickling and copying: storages are shared, as in torch ----
     def __reduce_ex__(self, protocol):

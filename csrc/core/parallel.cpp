@@ -23,6 +23,13 @@ std::atomic<int> g_num_threads{default_threads()};
 GilHooks g_gil_hooks;
 
 // One job at a time; a caller that finds the pool busy runs its range alone.
+//
+// Note [Claiming chunks]
+// A job is a generation number plus its range. `next_` packs the generation (high 32
+// bits) with the next chunk to hand out (low 32 bits), and a thread claims a chunk only
+// with a compare-and-swap that still sees its own generation. A worker that wakes late,
+// after its job ended and the next began, therefore claims nothing of the new job from
+// the old job's copy of the fields.
 class Pool {
  public:
   static Pool& get() {
@@ -35,44 +42,57 @@ class Pool {
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
     ensure_workers(threads - 1);
-    int64_t n = end - begin;
-    int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+    Job job{&fn, begin, end, std::min<int64_t>(threads, (end - begin + grain - 1) / grain), 0};
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      fn_ = &fn;
-      begin_ = begin;
-      end_ = end;
-      chunks_ = chunks;
-      next_.store(0);
-      pending_ = chunks;
+      job.generation = ++generation_;
+      job_ = job;
+      pending_ = job.chunks;
       error_ = nullptr;
-      ++generation_;
+      next_.store(job.generation << 32);
     }
     wake_.notify_all();
-    work();  // the caller works too
+    work(job);  // the caller works too
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [&] { return pending_ == 0; });
-    fn_ = nullptr;
+    job_.fn = nullptr;
     if (error_) std::rethrow_exception(error_);
     return true;
   }
 
  private:
+  struct Job {
+    const std::function<void(int64_t, int64_t)>* fn;
+    int64_t begin, end, chunks;
+    uint64_t generation;
+  };
+
   void ensure_workers(int wanted) {
     while (static_cast<int>(workers_.size()) < wanted)
       workers_.emplace_back([this] { loop(); }).detach();
   }
 
-  // Takes chunks until none are left; returns when this thread can take no more.
-  void work() {
-    t_in_parallel = true;
+  // Claims chunk indices of `job` until none are left (see Note [Claiming chunks]).
+  bool claim(const Job& job, int64_t* chunk) {
+    uint64_t v = next_.load();
     for (;;) {
-      int64_t c = next_.fetch_add(1);
-      if (c >= chunks_) break;
-      int64_t n = end_ - begin_;
-      int64_t lo = begin_ + n * c / chunks_, hi = begin_ + n * (c + 1) / chunks_;
+      if ((v >> 32) != (job.generation & 0xffffffffu) || static_cast<int64_t>(v & 0xffffffffu) >= job.chunks)
+        return false;
+      if (next_.compare_exchange_weak(v, v + 1)) {
+        *chunk = static_cast<int64_t>(v & 0xffffffffu);
+        return true;
+      }
+    }
+  }
+
+  void work(const Job& job) {
+    t_in_parallel = true;
+    int64_t c;
+    while (claim(job, &c)) {
+      const int64_t n = job.end - job.begin;
+      const int64_t lo = job.begin + n * c / job.chunks, hi = job.begin + n * (c + 1) / job.chunks;
       try {
-        (*fn_)(lo, hi);
+        (*job.fn)(lo, hi);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!error_) error_ = std::current_exception();
@@ -86,22 +106,24 @@ class Pool {
   void loop() {
     uint64_t seen = 0;
     for (;;) {
+      Job job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_ != seen && fn_ != nullptr; });
+        wake_.wait(lock, [&] { return generation_ != seen && job_.fn != nullptr; });
         seen = generation_;
+        job = job_;  // a copy: the fields may change once this job is over
       }
-      work();
+      work(job);
     }
   }
 
   std::mutex run_mutex_, mutex_;
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;  // detached; kept for the count
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t begin_ = 0, end_ = 0, chunks_ = 0, pending_ = 0;
-  std::atomic<int64_t> next_{0};
-  uint64_t generation_ = 0;
+  Job job_{nullptr, 0, 0, 0, 0};      // guarded by mutex_
+  int64_t pending_ = 0;               // guarded by mutex_
+  uint64_t generation_ = 0;           // guarded by mutex_
+  std::atomic<uint64_t> next_{0};     // generation << 32 | next chunk
   std::exception_ptr error_;
 };
 

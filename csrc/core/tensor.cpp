@@ -63,7 +63,8 @@ bool bytes_needed(IntList size, IntList stride, int64_t offset, int64_t item, in
     overflow |= __builtin_mul_overflow(size[i] - 1, stride[i], &reach);
     overflow |= __builtin_add_overflow(last, reach, &last);
   }
-  overflow |= __builtin_mul_overflow(last + 1, item, out);
+  overflow |= __builtin_add_overflow(last, 1, &last);
+  overflow |= __builtin_mul_overflow(last, item, out);
   return !overflow;
 }
 

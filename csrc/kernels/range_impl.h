@@ -13,7 +13,7 @@ void Kernels<T>::arange(const Tensor& out, const Scalar& start, const Scalar& st
   const double d0 = start.to_double(), ds = step.to_double();
   parallel_for(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      if (exact) o[i] = cast<T>(i0 + i * is);
+      if (exact) o[i] = cast<T>(static_cast<int64_t>(i0 + static_cast<__int128>(i) * is));
       else o[i] = cast<T>(d0 + static_cast<double>(i) * ds);
     }
   });

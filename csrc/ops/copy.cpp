@@ -13,14 +13,16 @@ namespace {
 
 std::atomic<ScalarType> g_default_dtype{ScalarType::Float32};
 
-// Byte ranges [first, last) that self and other may touch.
+// Whether the bytes a and b reach intersect. Addresses, not storages: a storage slice or
+// two numpy-backed storages can share memory.
 bool may_overlap(const Tensor& a, const Tensor& b) {
-  if (a.storage() != b.storage() || a.numel() == 0 || b.numel() == 0) return false;
-  auto range = [](const Tensor& t, int64_t& lo, int64_t& hi) {
-    lo = t.offset() * t.itemsize();
-    hi = storage_bytes_needed(t.sizes(), t.strides(), t.offset(), t.itemsize());
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  auto range = [](const Tensor& t, uintptr_t& lo, uintptr_t& hi) {
+    const char* base = t.storage()->data();
+    lo = reinterpret_cast<uintptr_t>(base) + t.offset() * t.itemsize();
+    hi = reinterpret_cast<uintptr_t>(base) + storage_bytes_needed(t.sizes(), t.strides(), t.offset(), t.itemsize());
   };
-  int64_t alo, ahi, blo, bhi;
+  uintptr_t alo, ahi, blo, bhi;
   range(a, alo, ahi);
   range(b, blo, bhi);
   return alo < bhi && blo < ahi;

@@ -63,9 +63,10 @@ Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step, 
   EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), Runtime,
               "upper bound and larger bound inconsistent with step sign");
   int64_t n;
-  if (integral) {
-    const int64_t a = start.to_int64(), b = end.to_int64(), c = step.to_int64();
-    n = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+  if (integral) {  // in 128 bits: end - start may not fit in int64
+    const __int128 a = start.to_int64(), b = end.to_int64(), c = step.to_int64();
+    __int128 count = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+    n = static_cast<int64_t>(count);
   } else {
     double len = std::ceil((e - s) / st);
     EMBER_CHECK(len >= 0 && len < 9.2e18, Runtime, "invalid size, possible overflow?");

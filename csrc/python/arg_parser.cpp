@@ -83,6 +83,13 @@ const char* expected_label(const Param& p) {
   return "?";
 }
 
+// The text of a str for a message; `fallback` when it is not valid UTF-8.
+const char* utf8_or(PyObject* s, const char* fallback) {
+  const char* text = PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : nullptr;
+  if (!text) PyErr_Clear();
+  return text ? text : fallback;
+}
+
 bool name_is(PyObject* key, const char* name) {
   return PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, name) == 0;
 }
@@ -142,7 +149,7 @@ bool try_match(const Signature& sig, PyObject* const* args, Py_ssize_t nargs, Py
           if (std::strcmp(sig.params[i].name, alias) == 0) { found = i; break; }
       }
       if (found < 0) {
-        if (why) *why = std::string(sig.name) + "() got an unexpected keyword argument '" + PyUnicode_AsUTF8(key) + "'";
+        if (why) *why = std::string(sig.name) + "() got an unexpected keyword argument '" + utf8_or(key, "?") + "'";
         return false;
       }
       if (out.obj[found]) {
@@ -171,7 +178,7 @@ std::string got_text(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
   for (Py_ssize_t i = 0; i < nargs; ++i) s += std::string(i ? ", " : "") + type_label(args[i]);
   if (kwnames) {
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
-      s += std::string(nargs + k ? ", " : "") + PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)) + "=" +
+      s += std::string(nargs + k ? ", " : "") + utf8_or(PyTuple_GET_ITEM(kwnames, k), "?") + "=" +
            type_label(args[nargs + k]);
     }
   }
@@ -280,8 +287,10 @@ int64_t unpack_list_item(PyObject* o, Py_ssize_t pos) {
 
 bool unpack_int_list(PyObject* o, Dims& out) {
   if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-  PyObject** items = PySequence_Fast_ITEMS(o);
+  Owned snapshot(PySequence_Tuple(o));  // __index__ of an item may change a list
+  if (!snapshot) throw PythonError{};
+  Py_ssize_t n = PyTuple_GET_SIZE(snapshot.get());
+  PyObject** items = &PyTuple_GET_ITEM(snapshot.get(), 0);
   out.resize(0);
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (!is_int_like(items[i])) return false;
@@ -320,7 +329,7 @@ IntList Args::int_list(int i) {
     for (Py_ssize_t k = 0; k < nvarargs; ++k) d.push_back(unpack_list_item(varargs[k], k));
   } else if (given(i)) {
     if (is_int_like(obj[i])) d.push_back(unpack_list_item(obj[i], 0));
-    else unpack_int_list(obj[i], d);
+    else EMBER_CHECK(unpack_int_list(obj[i], d), Type, "expected a tuple of ints");
   }
   return d;
 }

@@ -50,8 +50,9 @@ PyObject* size_repr(PyObject* self) {
   std::string s = "ember.Size([";
   for (Py_ssize_t i = 0; i < n; ++i) {
     Owned item(PyObject_Repr(PyTuple_GET_ITEM(self, i)));
-    if (!item) return nullptr;
-    s += (i ? ", " : "") + std::string(PyUnicode_AsUTF8(item.get()));
+    const char* text = item ? PyUnicode_AsUTF8(item.get()) : nullptr;
+    if (!text) return nullptr;
+    s += (i ? ", " : "") + std::string(text);
   }
   return PyUnicode_FromString((s + "])").c_str());
 }
@@ -101,10 +102,10 @@ PyObject* size_subscript(PyObject* self, PyObject* key) {
 }
 
 PyObject* size_numel(PyObject* self, PyObject*) {
-  long long n = 1;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self); ++i) n *= PyLong_AsLongLong(PyTuple_GET_ITEM(self, i));
-  if (PyErr_Occurred()) return nullptr;
-  return PyLong_FromLongLong(n);
+  Owned n(PyLong_FromLong(1));  // Python ints: no overflow
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self) && n; ++i)
+    n = Owned(PyNumber_Multiply(n.get(), PyTuple_GET_ITEM(self, i)));
+  return n.release();
 }
 
 PyObject* size_reduce(PyObject* self, PyObject*) {

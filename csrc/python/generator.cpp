@@ -70,7 +70,13 @@ PyObject* g_manual_seed(PyObject* self, PyObject* seed) {
   return self;
 }
 
-PyObject* g_seed(PyObject* self, PyObject*) { return PyLong_FromUnsignedLongLong(gen_of(self).seed()); }
+PyObject* g_seed(PyObject* self, PyObject*) {
+  try {
+    return PyLong_FromUnsignedLongLong(gen_of(self).seed());
+  } catch (...) {  // std::random_device may throw
+    return set_python_error();
+  }
+}
 PyObject* g_initial_seed(PyObject* self, PyObject*) {
   return PyLong_FromUnsignedLongLong(gen_of(self).initial_seed());
 }
@@ -92,6 +98,7 @@ PyObject* g_set_state(PyObject* self, PyObject* state) {
                 "expected a torch.ByteTensor, but got ", is_tensor(state) ? type_name(unwrap(state).dtype()) : Py_TYPE(state)->tp_name);
     const Tensor& t = unwrap(state);
     EMBER_CHECK(t.is_contiguous(), Runtime, "set_state(): expected a contiguous ByteTensor");
+    check_bounds(t);
     gen_of(self).set_state(reinterpret_cast<const uint8_t*>(t.data()), static_cast<size_t>(t.numel()));
     Py_INCREF(self);
     return self;
@@ -120,7 +127,8 @@ PyGetSetDef generator_getset[] = {{"device", g_device, nullptr, nullptr, nullptr
 }  // namespace
 
 PyObject* wrap_generator(const Generator& g) {
-  if (auto* existing = static_cast<PyObject*>(g->pyobj)) {
+  auto* existing = static_cast<PyObject*>(g->pyobj);
+  if (existing && Py_REFCNT(existing) > 0) {  // 0: being destroyed (see wrap(Tensor))
     Py_INCREF(existing);
     return existing;
   }

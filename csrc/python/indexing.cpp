@@ -102,9 +102,13 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
   Indexed r;
   r.view = self;
   int64_t dim = 0;
+  // r.indices has one slot per index item: a k-dim mask spans k dims of the view but one
+  // slot (ops::index expands it), so slots lag dims by the masks' extra dims.
+  int64_t mask_extra = 0;
   auto add_index = [&](Tensor t) {
-    r.indices.resize(dim + 1);
-    r.indices[dim] = std::move(t);
+    const int64_t slot = dim - mask_extra;
+    r.indices.resize(slot + 1);
+    r.indices[slot] = std::move(t);
     r.advanced = true;
   };
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -137,6 +141,7 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
       int64_t span = mask ? t.dim() : 1;
       add_index(t);
       dim += span;
+      mask_extra += span - 1;
     } else if (is_int_like(item)) {
       r.view = select_checked(r.view, dim, index_int(item));
     } else {

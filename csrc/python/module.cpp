@@ -89,7 +89,9 @@ PyObject* f_get_num_threads(PyObject*, PyObject*) { return PyLong_FromLong(get_n
 PyObject* f_set_num_threads(PyObject*, PyObject* arg) {
   try {
     EMBER_CHECK(PyLong_Check(arg), Type, "set_num_threads expected an int, got ", Py_TYPE(arg)->tp_name);
-    set_num_threads(static_cast<int>(unpack_int(arg)));
+    int64_t n = unpack_int(arg);
+    EMBER_CHECK(n >= 1 && n <= 4096, Runtime, "set_num_threads(): expected a number of threads in [1, 4096], got ", n);
+    set_num_threads(static_cast<int>(n));
     Py_RETURN_NONE;
   } catch (...) {
     return set_python_error();

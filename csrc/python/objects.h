@@ -15,7 +15,9 @@ namespace ember::python {
 // A TensorImpl (or StorageImpl, GeneratorImpl) remembers the Python object wrapping it
 // (`pyobj`, not owned), so wrapping the same tensor twice gives the same object: an
 // in-place method returns `self`, and attributes set on a tensor survive a round trip
-// through C++. The object clears the pointer when it dies. Only called with the GIL.
+// through C++. The object clears the pointer when it dies; an object whose refcount is
+// already 0 (weakref callbacks run before dealloc) is never handed out again. Only
+// called with the GIL.
 
 struct PyTensor {
   PyObject_HEAD

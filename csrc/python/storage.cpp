@@ -123,6 +123,10 @@ PyObject* s_from_pointer(PyObject* cls, PyObject* args) {
   if (!PyArg_ParseTuple(args, "OnO", &address, &nbytes, &owner)) return nullptr;
   void* p = PyLong_AsVoidPtr(address);
   if (PyErr_Occurred()) return nullptr;
+  if (nbytes < 0) {
+    PyErr_SetString(PyExc_ValueError, "_from_pointer(): negative size");
+    return nullptr;
+  }
   try {
     Py_INCREF(owner);
     Storage s = make_ref<StorageImpl>(p, static_cast<size_t>(nbytes), &release_python_owner, owner);
@@ -185,7 +189,8 @@ void release_python_owner(void* owner, void*, size_t) {
 }
 
 PyObject* wrap_storage(const Storage& s) {
-  if (auto* existing = static_cast<PyObject*>(s->pyobj)) {
+  auto* existing = static_cast<PyObject*>(s->pyobj);
+  if (existing && Py_REFCNT(existing) > 0) {  // 0: being destroyed (see wrap(Tensor))
     Py_INCREF(existing);
     return existing;
   }

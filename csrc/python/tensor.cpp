@@ -25,7 +25,8 @@ PyObject* wrap_as(PyTypeObject* type, Tensor t) {
 
 PyObject* wrap(Tensor t) {
   if (!t.defined()) Py_RETURN_NONE;
-  if (auto* existing = static_cast<PyObject*>(t.impl()->pyobj)) {
+  auto* existing = static_cast<PyObject*>(t.impl()->pyobj);
+  if (existing && Py_REFCNT(existing) > 0) {  // 0: it is being destroyed (weakref callbacks run first)
     Py_INCREF(existing);
     return existing;
   }
@@ -138,8 +139,12 @@ PyObject* get_mT(PyObject* self, void*) {
 
 // .data: a new tensor over the same memory (autograd, issue 4, will detach it).
 PyObject* get_data(PyObject* self, void*) {
-  const Tensor& t = self_of(self);
-  return wrap(make_view(t, Dims(t.sizes()), Dims(t.strides()), t.offset()));
+  try {
+    const Tensor& t = self_of(self);
+    return wrap(make_view(t, Dims(t.sizes()), Dims(t.strides()), t.offset()));
+  } catch (...) {
+    return set_python_error();
+  }
 }
 
 int set_data(PyObject* self, PyObject* value, void*) {
@@ -195,7 +200,8 @@ PyGetSetDef tensor_getset[] = {
     {"T", get_T, nullptr, "The dims in reverse order (a view).", nullptr},
     {"mT", get_mT, nullptr, "The last two dims swapped (a view).", nullptr},
     {"data", get_data, set_data, "A tensor sharing this one's memory.", nullptr},
-    {"__array_interface__", get_array_interface, nullptr, "numpy's array interface (shares memory).", nullptr},
+    {"_array_interface", get_array_interface, nullptr,
+     "numpy's array interface of this tensor (see Tensor.__array__, which keeps the storage alive).", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 // ---- methods (hand-written: they return Python values or take Python objects) ----

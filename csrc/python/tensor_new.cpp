@@ -76,9 +76,11 @@ ScalarType leaf_dtype(PyObject* o) {
 // Nested data deeper than this is refused (it also stops a list that contains itself).
 constexpr size_t kMaxDataDepth = 1000;
 
-// The items of a sequence; a length that disagrees with the items is an error.
+// The items of a sequence, as a tuple: a snapshot that user code run on the items
+// (__index__, __float__, ...) cannot change under us. A length that disagrees with the
+// items is an error.
 Owned items_of(PyObject* o, size_t depth) {
-  Owned seq(PySequence_Fast(o, "expected a sequence"));
+  Owned seq(PySequence_Tuple(o));
   if (!seq) throw PythonError{};
   if (!PyList_Check(o) && !PyTuple_Check(o)) {
     Py_ssize_t claimed = PyObject_Length(o);
@@ -93,14 +95,15 @@ Owned items_of(PyObject* o, size_t depth) {
 // is itself is "too deep", one that holds itself further on is "self-referential").
 Dims shape_of(PyObject* o) {
   Dims shape;
+  std::vector<Owned> held;  // keeps each level's snapshot, and so `o`, alive
   while (is_sequence(o) && !(is_tensor(o) && !shape.empty())) {
     EMBER_CHECK(shape.size() < kMaxDataDepth, Value, "too many dimensions: data is nested more than ",
                 kMaxDataDepth, " levels deep");
-    Owned seq = items_of(o, shape.size());
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.get());
+    held.push_back(items_of(o, shape.size()));
+    Py_ssize_t n = PyTuple_GET_SIZE(held.back().get());
     shape.push_back(n);
     if (n == 0) break;
-    o = PySequence_Fast_GET_ITEM(seq.get(), 0);  // kept alive by the outer sequence
+    o = PyTuple_GET_ITEM(held.back().get(), 0);
   }
   return shape;
 }
