@@ -115,3 +115,30 @@ def test_parallel_kernels_from_many_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_resize_while_another_thread_runs_a_kernel():
+    # the fill runs without the GIL; a resize meanwhile must fail (pinned), never free its memory
+    n = 1 << 22
+    y = ember.zeros(n)
+    storage = y.untyped_storage()
+    stop = threading.Event()
+    refused = []
+
+    def resizer():
+        while not stop.is_set():
+            try:
+                storage.resize_(4 * n + 64)
+                storage.resize_(4 * n)
+            except RuntimeError:
+                refused.append(1)
+
+    t = threading.Thread(target=resizer)
+    t.start()
+    try:
+        for i in range(40):
+            y.fill_(float(i))
+            assert y[0].item() == i and y[n - 1].item() == i
+    finally:
+        stop.set()
+        t.join()

@@ -25,6 +25,8 @@ void StorageImpl::resize(size_t nbytes) {
   EMBER_CHECK(resizable(), Runtime,
               "Trying to resize storage that is not resizable (its memory is shared with another "
               "object, such as a numpy array, a mapped file or a storage slice)");
+  EMBER_CHECK(pins_.load(std::memory_order_acquire) == 0, Runtime,
+              "resize_(): the storage is in use by an operation running in another thread");
   if (nbytes == nbytes_) return;
   void* fresh = alloc_bytes(nbytes);
   size_t common = nbytes < nbytes_ ? nbytes : nbytes_;

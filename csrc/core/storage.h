@@ -32,6 +32,11 @@ class StorageImpl : public RefCounted {
   // storage share it, so autograd can tell when a saved tensor was overwritten, and
   // nothing is allocated per tensor for it.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+
+  // Kernels that run without the GIL pin the storages they touch; resize() refuses a
+  // pinned storage, so another Python thread cannot free memory a kernel is using.
+  void pin() { pins_.fetch_add(1, std::memory_order_acq_rel); }
+  void unpin() { pins_.fetch_sub(1, std::memory_order_acq_rel); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
   // The Python object wrapping this storage, if one exists (not owned): see
@@ -46,6 +51,7 @@ class StorageImpl : public RefCounted {
   bool writable_ = true;
   bool resizable_ = true;
   std::atomic<uint32_t> version_{0};
+  std::atomic<int> pins_{0};
 };
 
 using Storage = Ref<StorageImpl>;

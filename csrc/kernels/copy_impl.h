@@ -17,7 +17,7 @@ void copy_tiled(const Loop& loop) {
   char* const dst = loop.data[0];
   const char* const src = loop.data[1];
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
-  LongWork long_work(loop.numel);
+  LongLoop long_loop(loop);
   parallel_for(0, row_tiles, std::max<int64_t>(1, kGrainSize / (kTile * cols)), [&](int64_t b, int64_t e) {
     for (int64_t rt = b; rt < e; ++rt) {
       const int64_t r0 = rt * kTile, r1 = std::min(rows, r0 + kTile);

@@ -19,6 +19,7 @@ Loop make_loop(const Tensor* const* tensors, int n, bool check_storage) {
   for (int k = 0; k < n; ++k) {
     if (check_storage) check_bounds(*tensors[k]);  // its storage may have shrunk since it was made
     loop.data[k] = tensors[k]->data();
+    loop.storages[k] = tensors[k]->storage().get();
   }
 
   // Order dims innermost-first by the operands' strides (the first decides; later ones

@@ -5,6 +5,7 @@
 // size and hands the kernel 1-D strided pieces: inner(ptrs, byte_strides, n).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include "core/parallel.h"
 #include "core/tensor.h"
 
@@ -14,6 +15,7 @@ constexpr int kMaxOperands = 8;
 constexpr int kMaxLoopDims = 64;
 
 struct Loop {
+  StorageImpl* storages[kMaxOperands];         // pinned while the loop runs without the GIL
   int nops = 0;
   int ndim = 0;                                // after merging; dim 0 is innermost
   int64_t numel = 0;
@@ -73,9 +75,31 @@ void loop_range(const Loop& loop, int64_t begin, int64_t end, Inner& inner) {
   }
 }
 
+// Long loops release the GIL; their storages are pinned meanwhile (StorageImpl::pin).
+class LongLoop {
+ public:
+  explicit LongLoop(const Loop& loop) : loop_(loop), pinned_(loop.numel >= kGilWork) {
+    if (pinned_)
+      for (int k = 0; k < loop_.nops; ++k) loop_.storages[k]->pin();
+    long_work_.emplace(loop.numel);
+  }
+  ~LongLoop() {
+    long_work_.reset();  // the GIL first, then the pins
+    if (pinned_)
+      for (int k = 0; k < loop_.nops; ++k) loop_.storages[k]->unpin();
+  }
+  LongLoop(const LongLoop&) = delete;
+  LongLoop& operator=(const LongLoop&) = delete;
+
+ private:
+  const Loop& loop_;
+  bool pinned_;
+  std::optional<LongWork> long_work_;
+};
+
 template <class Inner>
 void run_loop(const Loop& loop, Inner&& inner, int64_t grain = kGrainSize) {
-  LongWork long_work(loop.numel);
+  LongLoop long_loop(loop);
   parallel_for(0, loop.numel, grain, [&](int64_t b, int64_t e) { loop_range(loop, b, e, inner); });
 }
 
