@@ -13,8 +13,8 @@ namespace ember {
 
 StorageImpl::StorageImpl(size_t nbytes) : data_(alloc_bytes(nbytes)), nbytes_(nbytes) {}
 
-StorageImpl::StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context, bool writable)
-    : data_(data), nbytes_(nbytes), deleter_(deleter), context_(context), writable_(writable) {}
+StorageImpl::StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context)
+    : data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
 
 StorageImpl::~StorageImpl() {
   if (deleter_) deleter_(context_, data_, nbytes_);

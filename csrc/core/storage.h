@@ -14,7 +14,7 @@ class StorageImpl : public RefCounted {
   using Deleter = void (*)(void* context, void* data, size_t nbytes);
 
   explicit StorageImpl(size_t nbytes);  // owned, uninitialized
-  StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context, bool writable = true);
+  StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context);
   ~StorageImpl() override;
 
   char* data() const { return static_cast<char*>(data_); }
@@ -23,7 +23,6 @@ class StorageImpl : public RefCounted {
   // Once a raw pointer into the storage leaves ember (numpy, a storage slice), it must
   // not move: set_resizable(false).
   void set_resizable(bool r) { resizable_ = r; }
-  bool writable() const { return writable_; }
   // Reallocates (keeping the common prefix); throws for external memory.
   void resize(size_t nbytes);
 
@@ -48,7 +47,6 @@ class StorageImpl : public RefCounted {
   size_t nbytes_ = 0;
   Deleter deleter_ = nullptr;
   void* context_ = nullptr;
-  bool writable_ = true;
   bool resizable_ = true;
   std::atomic<uint32_t> version_{0};
   std::atomic<int> pins_{0};

@@ -31,14 +31,6 @@ inline Loop make_loop(std::initializer_list<const Tensor*> tensors) {
   return make_loop(tensors.begin(), static_cast<int>(tensors.size()));
 }
 
-// True when every operand is contiguous over the whole (merged) loop.
-inline bool is_contiguous_1d(const Loop& loop, const int64_t* itemsizes) {
-  if (loop.ndim > 1) return false;
-  for (int k = 0; k < loop.nops; ++k)
-    if (loop.ndim == 1 && loop.strides[0][k] != itemsizes[k]) return false;
-  return true;
-}
-
 // Calls inner(char** ptrs, const int64_t* strides, int64_t n) over elements [begin, end).
 template <class Inner>
 void loop_range(const Loop& loop, int64_t begin, int64_t end, Inner& inner) {
