@@ -103,10 +103,8 @@ def _call(op: Op, kind: str, params: list[Argument], model: Model) -> str:
         else:
             exprs.append(getter(a, index[name], op, model.dtypes))
     call = f"ops::{op.cpp_name}({', '.join(exprs)})"
-    body = " ".join(checks)
-    if not op.schema.returns:
-        return f"{{ {body} {call}; Py_RETURN_NONE; }}".replace("{  ", "{ ")
-    return f"{{ {body} return wrap({call}); }}".replace("{  ", "{ ")
+    statements = checks + ([f"{call};", "Py_RETURN_NONE;"] if not op.schema.returns else [f"return wrap({call});"])
+    return "{ " + " ".join(statements) + " }"
 
 
 def _wrapper(b: PyBinding, model: Model) -> tuple[str, str]:
