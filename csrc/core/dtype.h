@@ -3,6 +3,7 @@
 // what is written by hand: the compute type of each storage type, casts and promotion.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include "core/half.h"
@@ -56,6 +57,20 @@ inline To cast(From x) {
     return float_to_int<To>(static_cast<compute_t<From>>(x));
   } else {
     return static_cast<To>(static_cast<compute_t<From>>(x));
+  }
+}
+
+// Reads one element. A bool is read as its byte (any nonzero byte is true): memory
+// viewed as bool (view(dtype), uninitialized tensors) may hold other bytes than 0 and 1,
+// and loading those as a C++ bool is undefined behaviour.
+template <class T>
+inline T load(const void* p) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return *static_cast<const uint8_t*>(p) != 0;
+  } else {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
   }
 }
 

@@ -27,7 +27,7 @@ void copy_tiled(const Loop& loop) {
           char* d = dst + r * ds1;
           const char* s = src + r * ss1;
           for (int64_t c = c0; c < c1; ++c)
-            *reinterpret_cast<Dst*>(d + c * ds0) = cast<Dst>(*reinterpret_cast<const Src*>(s + c * ss0));
+            *reinterpret_cast<Dst*>(d + c * ds0) = cast<Dst>(load<Src>(s + c * ss0));
         }
       }
     }
@@ -46,14 +46,17 @@ void copy_typed(const Tensor& dst, const Tensor& src) {
       auto* x = reinterpret_cast<const Src*>(p[1]);
       if constexpr (std::is_same_v<Dst, Src>) {
         std::memcpy(d, x, n * sizeof(Dst));
+      } else if constexpr (std::is_same_v<Src, bool>) {
+        const auto* bytes = reinterpret_cast<const uint8_t*>(x);
+        for (int64_t i = 0; i < n; ++i) d[i] = cast<Dst>(bytes[i] != 0);
       } else {
         for (int64_t i = 0; i < n; ++i) d[i] = cast<Dst>(x[i]);
       }
     } else if (s[1] == 0) {  // a broadcast scalar
-      Dst v = cast<Dst>(*reinterpret_cast<const Src*>(p[1]));
+      Dst v = cast<Dst>(load<Src>(p[1]));
       for (int64_t i = 0; i < n; ++i) at<Dst>(p[0], s[0], i) = v;
     } else {
-      for (int64_t i = 0; i < n; ++i) at<Dst>(p[0], s[0], i) = cast<Dst>(at<Src>(p[1], s[1], i));
+      for (int64_t i = 0; i < n; ++i) at<Dst>(p[0], s[0], i) = cast<Dst>(load<Src>(p[1] + i * s[1]));
     }
   });
 }

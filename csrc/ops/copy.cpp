@@ -123,7 +123,7 @@ Scalar item(const Tensor& self) {
   check_bounds(self);
   return visit_dtype(self.dtype(), [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
-    T v = *reinterpret_cast<const T*>(self.data());
+    const T v = load<T>(self.data());
     if constexpr (std::is_same_v<T, bool>) return Scalar(v);
     else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
     else return Scalar(static_cast<double>(static_cast<compute_t<T>>(v)));

@@ -68,8 +68,7 @@ const Tensor& self_of(PyObject* self) { return unwrap(self); }
 PyObject* element_to_python(const char* p, ScalarType dtype) {
   return visit_dtype(dtype, [&](auto tag) -> PyObject* {
     using T = typename decltype(tag)::type;
-    T v;
-    std::memcpy(&v, p, sizeof(T));
+    const T v = load<T>(p);
     if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(v);
     else if constexpr (std::is_integral_v<T>) return PyLong_FromLongLong(static_cast<long long>(v));
     else return PyFloat_FromDouble(static_cast<double>(static_cast<compute_t<T>>(v)));
