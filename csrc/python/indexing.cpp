@@ -103,7 +103,8 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
   r.view = self;
   int64_t dim = 0;
   // r.indices has one slot per index item: a k-dim mask spans k dims of the view but one
-  // slot (ops::index expands it), so slots lag dims by the masks' extra dims.
+  // slot (ops::index expands it), so slot = dim - mask_extra, with mask_extra the sum of
+  // (k - 1) over the masks so far (-1 for a 0-dim one).
   int64_t mask_extra = 0;
   auto add_index = [&](Tensor t) {
     const int64_t slot = dim - mask_extra;
@@ -120,15 +121,12 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
       ellipsis_seen = true;
     } else if (PyBool_Check(item) || (is_tensor(item) && unwrap(item).dim() == 0 &&
                                       unwrap(item).dtype() == ScalarType::Bool)) {
-      // x[True] adds a dim of size 1, x[False] one of size 0: both through advanced
-      // indexing (a copy), as in torch
-      bool keep = PyBool_Check(item) ? item == Py_True : ops::item(unwrap(item)).to_bool();
+      // x[True] adds a dim of size 1, x[False] one of size 0: ops::index does it for a
+      // 0-dim boolean index (a copy, as in torch). It takes a slot but no dim of the view.
       r.python_bools_only &= PyBool_Check(item) != 0;
       r.masks_only = false;
-      r.view = ops::unsqueeze(r.view, dim);
-      Tensor index = ops::zeros({keep ? 1 : 0}, ScalarType::Int64);
-      add_index(index);
-      ++dim;
+      add_index(PyBool_Check(item) ? ops::scalar_tensor(Scalar(item == Py_True), ScalarType::Bool) : unwrap(item));
+      mask_extra -= 1;
     } else if (PyLong_Check(item) || is_zero_dim_integer_tensor(item)) {  // 0-dim int tensors select (a view)
       r.view = select_checked(r.view, dim, index_int(item));
     } else if (PySlice_Check(item)) {
