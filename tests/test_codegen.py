@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools.codegen import emit_kernels, emit_ops_header, emit_python, passes  # noqa: E402
+from tools.codegen import emit_elementwise, emit_kernels, emit_ops_header, emit_python, passes  # noqa: E402
 from tools.codegen.load import load, load_ops  # noqa: E402
 from tools.codegen.model import DeclarationError  # noqa: E402
 from tools.codegen.schema import SchemaError, parse_schema  # noqa: E402
@@ -96,8 +96,50 @@ def test_overloads_tensor_before_scalar_and_aliases(tmp_path):
   doc: x
 """)
     by_name = {(b.kind, b.name): b for b in model.bindings}
-    assert [op.schema.overload for op in by_name[("method", "fill_")].overloads] == ["Tensor", "Scalar"]
+    assert [o.op.schema.overload for o in by_name[("method", "fill_")].overloads] == ["Tensor", "Scalar"]
     assert ("function", "swapaxes") in by_name and ("method", "swapaxes") in by_name
+
+
+def test_variants_from_one_declaration(tmp_path):
+    """inplace, out= and Python operators all come from one declaration; the C++ op
+    takes a trailing Out, and reflected operators swap the operands."""
+    model = tiny_model(tmp_path, """
+- func: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  variants: function, method, inplace, out
+  kernel: binary.sub
+  numbers: [self, other]
+  operators: [__sub__, __rsub__, __isub__]
+  doc: x
+""")
+    by_name = {(b.kind, b.name): b for b in model.bindings}
+    assert set(by_name) == {("function", "sub"), ("method", "sub"), ("method", "sub_"), ("method", "__sub__"),
+                            ("method", "__rsub__"), ("method", "__isub__")}
+    assert by_name[("method", "__rsub__")].operator and not by_name[("method", "sub")].operator
+    header = emit_ops_header.emit(model)["ops_decl.h"]
+    assert "Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha, const Out& out = Out());" in header
+    py = emit_python.emit(model)["python_tiny.cpp"]
+    assert "ops::sub_Tensor(a.tensor(0), unwrap(self), a.scalar(1, Scalar(int64_t(1))), Out{})" in py  # __rsub__
+    assert "ops::sub_Tensor(unwrap(self), a.tensor(0), a.scalar(1, Scalar(int64_t(1))), Out{unwrap(self), true})" in py
+    assert 'Out{a.tensor_or_undefined(3), false}' in py  # sub(input, other, alpha=, out=)
+    assert "Py_RETURN_NOTIMPLEMENTED" in py
+    body = emit_elementwise.emit(model)["ops_elementwise.cpp"]
+    assert 'return binary(kernels::BinaryOp::sub, {"sub", Promote::Common, DTypes::All}, self, other, {Scalar(alpha)}, out);' in body
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("  numbers: [alpha]", "not Tensor arguments"),
+    ("  operators: [__isub__]\n  variants: function", "needs the inplace variant"),
+    ("  operators: [__frob__]", "unknown operator"),
+    ("  promote: sideways", "promote must be one of"),
+    ("  kernel: binary.sub\n  func2: x", "unknown key"),
+])
+def test_elementwise_declaration_errors(tmp_path, entry, message):
+    with pytest.raises(DeclarationError, match=message):
+        tiny_model(tmp_path, f"""
+- func: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+{entry}
+  doc: x
+""")
 
 
 def test_emitted_snippets(tmp_path):

@@ -40,6 +40,10 @@ class TensorImpl : public RefCounted {
   void set(Storage storage, int64_t offset, Dims sizes, Dims strides);
   void set_sizes_strides(Dims sizes, Dims strides);
 
+  // A Python number the binding layer turned into a 0-dim tensor (x + 2): type promotion
+  // ranks it below tensors (see ops/elementwise.cpp).
+  bool wrapped_number = false;
+
   // The Python object wrapping this tensor, if any (not owned); see
   // Note [One Python object per native object] in csrc/python/tensor.h.
   void* pyobj = nullptr;
@@ -82,6 +86,14 @@ class Tensor {
 
  private:
   Ref<TensorImpl> impl_;
+};
+
+// Where an op with in-place or out= variants writes (its trailing argument): a fresh
+// tensor when `tensor` is undefined, the out= tensor (resized to fit), or, in place,
+// self, whose shape and dtype then may not change.
+struct Out {
+  Tensor tensor;
+  bool inplace = false;
 };
 
 // Wraps a possibly negative dim into [0, ndim); IndexError names the valid range.

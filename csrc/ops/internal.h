@@ -14,6 +14,8 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
 Scalar item(const Tensor& self);
 // A 0-dim tensor holding value.
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype);
+// A Python number as a 0-dim tensor (int64, float64 or bool) marked wrapped_number.
+Tensor wrapped_number(const Scalar& value);
 // fill_ without the overflow check (the value converts like a copy). Filling an
 // expanded tensor is allowed, as in torch.
 Tensor fill_unchecked(const Tensor& self, const Scalar& value);

@@ -44,6 +44,7 @@ bool accepts(const Param& p, PyObject* o, bool first) {
   if (o == Py_None) return p.optional;
   switch (p.type) {
     case PType::Tensor: return is_tensor(o);
+    case PType::TensorOrNumber: return is_tensor(o) || is_scalar_like(o);
     case PType::TensorList: return accepts_tensor_list(o, false);
     case PType::OptionalTensorList: return accepts_tensor_list(o, true);
     case PType::Int: return is_int_like(o);
@@ -66,6 +67,7 @@ bool accepts(const Param& p, PyObject* o, bool first) {
 const char* expected_label(const Param& p) {
   switch (p.type) {
     case PType::Tensor: return "Tensor";
+    case PType::TensorOrNumber: return "Tensor";
     case PType::TensorList: return "tuple of Tensors";
     case PType::OptionalTensorList: return "tuple of Tensors or None";
     case PType::Int: return "int";
@@ -301,9 +303,13 @@ bool unpack_int_list(PyObject* o, Dims& out) {
 
 // ---- Args getters ----
 
-const Tensor& Args::tensor(int i) const { return unwrap(obj[i]); }
+const Tensor& Args::tensor(int i) const {
+  if (is_tensor(obj[i])) return unwrap(obj[i]);
+  numbers_[i] = ops::wrapped_number(unpack_scalar(obj[i]));
+  return numbers_[i];
+}
 
-Tensor Args::tensor_or_undefined(int i) const { return given(i) ? unwrap(obj[i]) : Tensor(); }
+Tensor Args::tensor_or_undefined(int i) const { return given(i) ? tensor(i) : Tensor(); }
 
 std::vector<Tensor> Args::tensor_list(int i, bool items_optional) const {
   (void)items_optional;  // checked by accepts(); None items become undefined tensors

@@ -14,7 +14,7 @@
 namespace ember::python {
 
 enum class PType : uint8_t {
-  Tensor, TensorList, OptionalTensorList, Int, IntList, Float, Bool, Scalar, DType,
+  Tensor, TensorOrNumber, TensorList, OptionalTensorList, Int, IntList, Float, Bool, Scalar, DType,
   Device, Generator, Layout, MemoryFormat, String,
 };
 
@@ -45,6 +45,7 @@ class Args {
   Py_ssize_t nvarargs = 0;
   int varargs_param = -1;
 
+  // A Tensor parameter; a Python number (TensorOrNumber) becomes a wrapped-number tensor.
   const Tensor& tensor(int i) const;
   Tensor tensor_or_undefined(int i) const;
   std::vector<Tensor> tensor_list(int i, bool items_optional) const;
@@ -78,6 +79,7 @@ class Args {
 
  private:
   Dims lists_[kMaxParams];
+  mutable Tensor numbers_[kMaxParams];
 };
 
 // Index of the first overload that matches, or -1 with a TypeError set that lists

@@ -41,9 +41,12 @@ def cpp_args(op: Op) -> list[Argument]:
     return [a for a in op.schema.arguments if a.type.base not in PYTHON_ONLY]
 
 
-def cpp_signature(op: Op) -> str:
-    params = ", ".join(f"{cpp_arg_type(a.type)} {a.name}" for a in cpp_args(op))
-    return f"{cpp_return_type(op.schema.returns)} {op.cpp_name}({params})"
+def cpp_signature(op: Op, defaults: bool = True) -> str:
+    """The C++ op function. Ops with in-place/out variants end in `const Out& out`."""
+    params = [f"{cpp_arg_type(a.type)} {a.name}" for a in cpp_args(op)]
+    if op.has_out_param:
+        params.append("const Out& out" + (" = Out()" if defaults else ""))
+    return f"{cpp_return_type(op.schema.returns)} {op.cpp_name}({', '.join(params)})"
 
 
 # ---- the binding layer's parser (csrc/python/arg_parser.h) ----

@@ -47,9 +47,10 @@ def _ret(returns: tuple[Type, ...]) -> str:
 def _defs(b, indent: str, first: str) -> list[str]:
     lines = []
     many = len(b.overloads) > 1
-    for op in b.overloads:
+    for o in b.overloads:
+        op = o.op
         params, star = [first] if first else [], False
-        for p in python_params(op, b.kind):
+        for p in python_params(o, b.kind):
             if p.kwonly and not star:
                 params.append("*")
                 star = True
@@ -57,7 +58,10 @@ def _defs(b, indent: str, first: str) -> list[str]:
                 params.append(f"*{p.name}: Any")
                 star = True
                 continue
-            params.append(f"{p.name}: {_ann(p.type)}" + (" = ..." if p.default is not None else ""))
+            ann = _ann(p.type)
+            if p.type.base == "Tensor" and not p.type.is_list and o.op.numbers:
+                ann = ann.replace("Tensor", "Union[Tensor, Number]")
+            params.append(f"{p.name}: {ann}" + (" = ..." if p.default is not None else ""))
         if many:
             lines.append(f"{indent}@overload")
         lines.append(f"{indent}def {b.name}({', '.join(params)}) -> {_ret(op.schema.returns)}: ...")

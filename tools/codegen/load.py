@@ -5,12 +5,12 @@ from pathlib import Path
 
 import yaml
 
-from .model import DeclarationError, DType, Loc, Model, Op
+from .model import DTYPE_SETS, ELEMENTWISE, OPERATORS, PROMOTE, DeclarationError, DType, Loc, Model, Op
 from .schema import SchemaError, parse_schema
 
-OP_KEYS = {"func", "variants", "kernel", "doc", "aliases"}
+OP_KEYS = {"func", "variants", "kernel", "doc", "aliases", "numbers", "operators", "promote", "dtypes", "manual"}
 DTYPE_KEYS = {"name", "enum", "cpp", "legacy", "kind", "typestr", "aliases"}
-VARIANTS = {"function", "method"}
+VARIANTS = {"function", "method", "inplace", "out"}
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -71,9 +71,52 @@ def load_ops(folder: Path, root: Path) -> tuple[Op, ...]:
                 raise DeclarationError(loc, "a method's first argument must be 'Tensor self'")
             if not e.get("doc"):
                 raise DeclarationError(loc, f"{schema.full_name} needs a 'doc:' (with an example)")
-            ops.append(Op(schema, family, variants, e.get("kernel"), e["doc"].strip(),
-                          tuple(e.get("aliases", ())), loc))
+            ops.append(_elementwise_fields(e, Op(schema, family, variants, e.get("kernel"), e["doc"].strip(),
+                                                 tuple(e.get("aliases", ())), loc)))
     return tuple(ops)
+
+
+def _names(value) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",")) if isinstance(value, str) else tuple(value or ())
+
+
+def _elementwise_fields(e: dict, op: Op) -> Op:
+    """The fields of ops that run an elementwise kernel entry, and where they are allowed."""
+    from dataclasses import replace
+
+    loc, s = op.loc, op.schema
+    numbers, operators = _names(e.get("numbers")), _names(e.get("operators"))
+    tensor_args = {a.name for a in s.arguments if a.type.base == "Tensor" and not a.type.is_list}
+    if not set(numbers) <= tensor_args:
+        raise DeclarationError(loc, f"numbers: {sorted(set(numbers) - tensor_args)} are not Tensor arguments")
+    for o in operators:
+        if o not in OPERATORS:
+            raise DeclarationError(loc, f"unknown operator {o}; known: {sorted(OPERATORS)}")
+        if OPERATORS[o] == "inplace" and "inplace" not in op.variants:
+            raise DeclarationError(loc, f"operator {o} needs the inplace variant")
+    if ("inplace" in op.variants or "out" in op.variants) and (len(s.returns) != 1 or s.returns[0].base != "Tensor"):
+        raise DeclarationError(loc, "inplace/out variants need exactly one Tensor return")
+    promote, dtypes = e.get("promote", "common"), e.get("dtypes", "all")
+    if promote not in PROMOTE:
+        raise DeclarationError(loc, f"promote must be one of {PROMOTE}")
+    if dtypes not in DTYPE_SETS:
+        raise DeclarationError(loc, f"dtypes must be one of {DTYPE_SETS}")
+    for family, _ in op.kernel_entries:
+        if family not in ELEMENTWISE:
+            raise DeclarationError(loc, f"'{op.kernel}': only elementwise families {sorted(ELEMENTWISE)} have entries")
+    if len(op.kernels) > 1 and not e.get("manual"):
+        raise DeclarationError(loc, "only a manual op may name several kernel entries")
+    if op.kernel_entry and not e.get("manual"):
+        ninputs = sum(a.type.base == "Tensor" for a in s.arguments)
+        if ninputs != ELEMENTWISE[op.kernel_family]:
+            raise DeclarationError(loc, f"{op.kernel_family} entries take {ELEMENTWISE[op.kernel_family]} "
+                                        f"Tensor input(s); {s.full_name} has {ninputs} (use manual: true)")
+        for a in s.arguments:
+            if a.type.base not in ("Tensor", "Scalar", "int", "float", "bool") or a.type.is_list or a.type.optional:
+                raise DeclarationError(loc, f"argument {a.name}: a generated elementwise op takes Tensors "
+                                            "and plain Scalar/int/float/bool only (use manual: true)")
+    return replace(op, numbers=numbers, operators=operators, promote=promote, dtypes=dtypes,
+                   manual=bool(e.get("manual", False)))
 
 
 def load(root: Path) -> Model:

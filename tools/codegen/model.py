@@ -111,10 +111,15 @@ class Op:
     schema: Schema
     family: str                         # the file it lives in: views, factories, ...
     variants: tuple[str, ...]           # "function", "method"
-    kernel: Optional[str]               # "copy" or "unary.float": the kernel family it uses
+    kernel: Optional[str]               # "copy", or "binary.add": a family and its entry
     doc: str
     aliases: tuple[str, ...]
     loc: Loc
+    numbers: tuple[str, ...] = ()       # Tensor arguments that also take Python numbers
+    operators: tuple[str, ...] = ()     # Python operators bound to it: __add__, __radd__, __iadd__
+    promote: str = "common"             # elementwise result dtype rule (see ELEMENTWISE below)
+    dtypes: str = "all"                 # which compute dtypes the kernel accepts (DTYPE_SETS)
+    manual: bool = False                # an elementwise op whose C++ body is hand-written
 
     @property
     def cpp_name(self) -> str:
@@ -128,18 +133,85 @@ class Op:
         return f"{s.name}_{s.overload}"
 
     @property
+    def kernels(self) -> tuple[str, ...]:
+        """`kernel:` may name several (a manual op that picks one: "binary.div, binary.div_trunc")."""
+        return tuple(k.strip() for k in self.kernel.split(",")) if self.kernel else ()
+
+    @property
     def kernel_family(self) -> Optional[str]:
-        return self.kernel.split(".")[0] if self.kernel else None
+        return self.kernels[0].split(".")[0] if self.kernel else None
+
+    @property
+    def kernel_entry(self) -> Optional[str]:
+        """binary.add -> add: the entry of an elementwise family this op runs."""
+        return self.kernels[0].split(".")[1] if self.kernel and "." in self.kernels[0] else None
+
+    @property
+    def kernel_entries(self) -> tuple[tuple[str, str], ...]:
+        """Every (family, entry) the op names."""
+        return tuple(tuple(k.split(".", 1)) for k in self.kernels if "." in k)
+
+    @property
+    def has_out_param(self) -> bool:
+        """Ops with in-place or out= variants take a trailing `const Out& out` in C++."""
+        return "inplace" in self.variants or "out" in self.variants
+
+    @property
+    def inplace_name(self) -> str:
+        return self.schema.name + "_"
+
+
+# Elementwise kernel families: the operand layout each entry computes with. Inputs are
+# converted to the compute dtype first; `out` is the result's dtype.
+#   unary:     out = f(a)           out dtype = compute dtype
+#   predicate: out = f(a)           out dtype = bool
+#   binary:    out = f(a, b)        out dtype = compute dtype
+#   compare:   out = f(a, b)        out dtype = bool
+#   ternary:   out = f(a, b, c)     out dtype = compute dtype
+ELEMENTWISE = {"unary": 1, "predicate": 1, "binary": 2, "compare": 2, "ternary": 3}
+# promote: how the compute dtype comes from the inputs (torch's result_type):
+#   common: result_type of the inputs; float: the same, but integral/bool -> default float
+#   same: self's dtype (the other inputs convert to it)
+PROMOTE = ("common", "float", "same")
+# dtypes: the compute dtypes an entry supports; others raise torch's NotImplemented-style
+# RuntimeError ("exp_cpu" not implemented for 'Long').
+DTYPE_SETS = ("all", "nobool", "integral", "floating", "signed")
+
+# Python operators: name -> how it calls the op. "forward": op(self, other);
+# "reflected": op(other, self); "inplace": the op's in-place variant.
+OPERATORS = {
+    **{f"__{n}__": "forward" for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+        "lshift", "rshift", "eq", "ne", "lt", "le", "gt", "ge", "neg", "pos", "abs", "invert")},
+    **{f"__r{n}__": "reflected" for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+        "lshift", "rshift")},
+    **{f"__i{n}__": "inplace" for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift")},
+}
+
+
+@dataclass(frozen=True)
+class Overload:
+    """One way a Python name calls an op. mode: "plain" (as declared), "inplace" (the op
+    writes into self: x.add_(y)), "reflected" (self goes second: x.__radd__(2) is
+    add(2, x)). out: the function also takes out=."""
+
+    op: Op
+    mode: str = "plain"
+    out: bool = False
 
 
 @dataclass(frozen=True)
 class PyBinding:
-    """One Python-visible name (function or method) and its overloads, in match order."""
+    """One Python-visible name (function or method) and its overloads, in match order.
+    An operator binding (__add__) returns NotImplemented when no overload matches."""
 
     name: str
     kind: str                 # "function" or "method"
     family: str
-    overloads: tuple[Op, ...]
+    overloads: tuple[Overload, ...]
+    operator: bool = False
 
 
 @dataclass(frozen=True)

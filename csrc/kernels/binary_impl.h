@@ -1,0 +1,162 @@
+// Kernel family binary: out = f(a, b) in the compute dtype.
+#pragma once
+#include <cmath>
+#include "core/error.h"
+#include "kernels/binary.h"
+#include "kernels/map.h"
+#include "kernels/math.h"
+
+namespace ember::kernels::binary {
+
+#define EMBER_BINARY(name, expr)                   \
+  template <class C>                               \
+  struct name##_fn {                               \
+    C operator()(C x, C y) const { return expr; } \
+  };
+
+EMBER_BINARY(mul, mul_wrap(x, y))
+EMBER_BINARY(div, x / y)  // true division: the engine computes it in a floating dtype
+EMBER_BINARY(maximum, max_nan(x, y))
+EMBER_BINARY(minimum, min_nan(x, y))
+EMBER_BINARY(clamp_min, (x != x || y != y) ? x + y : (x < y ? y : x))
+EMBER_BINARY(clamp_max, (x != x || y != y) ? x + y : (y < x ? y : x))
+EMBER_BINARY(fmax, (y != y || x > y) ? x : (x != x ? y : (x < y ? y : x)))
+EMBER_BINARY(fmin, (y != y || x < y) ? x : (x != x ? y : (y < x ? y : x)))
+EMBER_BINARY(atan2, C(std::atan2(x, y)))
+EMBER_BINARY(hypot, C(std::hypot(x, y)))
+EMBER_BINARY(copysign, C(std::copysign(x, y)))
+EMBER_BINARY(xlogy, (x == C(0) && y == y) ? C(0) : C(x * std::log(y)))
+#undef EMBER_BINARY
+
+// a + alpha * b and a - alpha * b (alpha converted to the compute type).
+template <class C>
+struct add_fn {
+  C alpha;
+  explicit add_fn(const Scalar* a) : alpha(a[0].to<C>()) {}
+  C operator()(C x, C y) const { return add_wrap(x, mul_wrap(alpha, y)); }
+};
+template <class C>
+struct sub_fn {
+  C alpha;
+  explicit sub_fn(const Scalar* a) : alpha(a[0].to<C>()) {}
+  C operator()(C x, C y) const { return sub_wrap(x, mul_wrap(alpha, y)); }
+};
+
+template <class C>
+struct div_trunc_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return div_trunc_int(x, y);
+    else return C(std::trunc(x / y));
+  }
+};
+template <class C>
+struct div_floor_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return div_floor_int(x, y);
+    else return div_floor_float(x, y);
+  }
+};
+template <class C>
+struct remainder_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return mod_floor_int(x, y);
+    else return mod_floor_float(x, y);
+  }
+};
+template <class C>
+struct fmod_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return mod_trunc_int(x, y);
+    else return C(std::fmod(x, y));
+  }
+};
+template <class C>
+struct pow_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return pow_int(x, y);
+    else return C(std::pow(x, y));
+  }
+};
+
+#define EMBER_BITWISE(name, op)                          \
+  template <class C>                                     \
+  struct name##_fn {                                     \
+    C operator()(C x, C y) const {                       \
+      if constexpr (std::is_integral_v<C>) return x op y; \
+      else return x;                                     \
+    }                                                    \
+  };
+EMBER_BITWISE(bitwise_and, &)
+EMBER_BITWISE(bitwise_or, |)
+EMBER_BITWISE(bitwise_xor, ^)
+#undef EMBER_BITWISE
+
+// Shifts by a negative amount or by the bit width or more give 0 (or -1 for a negative
+// value shifted right), as torch's do.
+template <class C>
+struct bitwise_left_shift_fn {
+  C operator()(C x, C y) const {
+    if constexpr (is_int_v<C>) {
+      if (y < 0 || uint64_t(y) >= sizeof(C) * 8) return 0;
+      return C(uint64_t(x) << y);
+    } else {
+      return x;
+    }
+  }
+};
+template <class C>
+struct bitwise_right_shift_fn {
+  C operator()(C x, C y) const {
+    if constexpr (is_int_v<C>) {
+      if (y < 0 || uint64_t(y) >= sizeof(C) * 8) return x < 0 ? C(-1) : C(0);
+      return C(x >> y);
+    } else {
+      return x;
+    }
+  }
+};
+
+// lerp with a scalar weight: a + w * (b - a), computed from the nearer end as torch does.
+template <class C>
+struct lerp_fn {
+  C w;
+  explicit lerp_fn(const Scalar* a) : w(a[0].to<C>()) {}
+  C operator()(C x, C y) const { return std::abs(w) < C(0.5) ? x + w * (y - x) : y - (y - x) * (C(1) - w); }
+};
+
+// masked_fill: b is the mask (converted to the compute type), the value an argument.
+template <class C>
+struct masked_fill_fn {
+  C value;
+  explicit masked_fill_fn(const Scalar* a) : value(a[0].to<C>()) {}
+  C operator()(C x, C m) const { return m != C(0) ? value : x; }
+};
+
+// Integer division entries raise on a zero divisor before any element is written.
+template <class T>
+void check_no_zero_divisor(const Loop& loop) {
+  bool zero = false;
+  auto scan = [&zero](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n && !zero; ++i) zero = load<T>(p[2] + i * s[2]) == T(0);
+  };
+  loop_range(loop, 0, loop.numel, scan);
+  EMBER_CHECK(!zero, Runtime, "ZeroDivisionError");
+}
+
+template <class T>
+void Kernels<T>::run(BinaryOp op, const Loop& loop, const Scalar* args) {
+  using C = compute_t<T>;
+  if constexpr (std::is_integral_v<T>) {
+    if (op == BinaryOp::div_trunc || op == BinaryOp::div_floor || op == BinaryOp::remainder ||
+        op == BinaryOp::fmod)
+      check_no_zero_divisor<T>(loop);
+  }
+  switch (op) {
+#define EMBER_ENTRY(name) \
+  case BinaryOp::name: return map2<T, T>(loop, make_fn<name##_fn<C>>(args));
+    EMBER_BINARY_ENTRIES(EMBER_ENTRY)
+#undef EMBER_ENTRY
+  }
+}
+
+}  // namespace ember::kernels::binary

@@ -1,0 +1,55 @@
+// Kernel family compare: out (bool) = f(a, b), both read in the compute type.
+#pragma once
+#include <cmath>
+#include "kernels/compare.h"
+#include "kernels/map.h"
+
+namespace ember::kernels::compare {
+
+#define EMBER_COMPARE(name, expr)                     \
+  template <class C>                                  \
+  struct name##_fn {                                  \
+    bool operator()(C x, C y) const { return expr; } \
+  };
+
+EMBER_COMPARE(eq, x == y)
+EMBER_COMPARE(ne, x != y)
+EMBER_COMPARE(lt, x < y)
+EMBER_COMPARE(le, x <= y)
+EMBER_COMPARE(gt, x > y)
+EMBER_COMPARE(ge, x >= y)
+EMBER_COMPARE(logical_and, bool(x) && bool(y))
+EMBER_COMPARE(logical_or, bool(x) || bool(y))
+EMBER_COMPARE(logical_xor, bool(x) != bool(y))
+#undef EMBER_COMPARE
+
+// |x - y| <= atol + rtol * |y|, with equal infinities close and NaNs close to each
+// other only under equal_nan.
+template <class C>
+struct isclose_fn {
+  double rtol, atol;
+  bool equal_nan;
+  explicit isclose_fn(const Scalar* a) : rtol(a[0].to_double()), atol(a[1].to_double()), equal_nan(a[2].to_bool()) {}
+  bool operator()(C x, C y) const {
+    if (x == y) return true;
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x != x || y != y) return equal_nan && x != x && y != y;
+      if (std::isinf(x) || std::isinf(y)) return false;
+    }
+    double dx = double(x), dy = double(y);
+    return std::fabs(dx - dy) <= atol + rtol * std::fabs(dy);
+  }
+};
+
+template <class T>
+void Kernels<T>::run(CompareOp op, const Loop& loop, const Scalar* args) {
+  using C = compute_t<T>;
+  switch (op) {
+#define EMBER_ENTRY(name) \
+  case CompareOp::name: return map2<bool, T>(loop, make_fn<name##_fn<C>>(args));
+    EMBER_COMPARE_ENTRIES(EMBER_ENTRY)
+#undef EMBER_ENTRY
+  }
+}
+
+}  // namespace ember::kernels::compare

@@ -1,0 +1,85 @@
+// Elementwise maps over a Loop whose operand 0 is the output: out = f(in1, ...), with
+// the inputs read as In and converted to In's compute type (half types compute in
+// float), the result stored as Out. Contiguous runs take a plain indexed loop the
+// compiler vectorizes; a broadcast second input (stride 0, as in x * 2) is read once.
+#pragma once
+#include "core/dtype.h"
+#include "kernels/loops.h"
+
+namespace ember::kernels {
+
+template <class T>
+inline T* typed(char* p) {
+  return reinterpret_cast<T*>(p);
+}
+
+template <class Out, class In, class F>
+void map1(const Loop& loop, const F& f) {
+  using C = compute_t<In>;
+  run_loop(loop, [&f](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(In)) && !std::is_same_v<In, bool>) {
+      Out* o = typed<Out>(p[0]);
+      const In* a = typed<const In>(p[1]);
+      for (int64_t i = 0; i < n; ++i) o[i] = cast<Out>(f(C(a[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i) at<Out>(p[0], s[0], i) = cast<Out>(f(C(load<In>(p[1] + i * s[1]))));
+    }
+  });
+}
+
+template <class Out, class In, class F>
+void map2(const Loop& loop, const F& f) {
+  using C = compute_t<In>;
+  constexpr int64_t so = sizeof(Out), si = sizeof(In);
+  run_loop(loop, [&f](char** p, const int64_t* s, int64_t n) {
+    if constexpr (!std::is_same_v<In, bool>) {
+      Out* o = typed<Out>(p[0]);
+      const In* a = typed<const In>(p[1]);
+      const In* b = typed<const In>(p[2]);
+      if (s[0] == so && s[1] == si && s[2] == si) {
+        for (int64_t i = 0; i < n; ++i) o[i] = cast<Out>(f(C(a[i]), C(b[i])));
+        return;
+      }
+      if (s[0] == so && s[1] == si && s[2] == 0) {
+        const C y = C(*b);
+        for (int64_t i = 0; i < n; ++i) o[i] = cast<Out>(f(C(a[i]), y));
+        return;
+      }
+      if (s[0] == so && s[1] == 0 && s[2] == si) {
+        const C x = C(*a);
+        for (int64_t i = 0; i < n; ++i) o[i] = cast<Out>(f(x, C(b[i])));
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i)
+      at<Out>(p[0], s[0], i) = cast<Out>(f(C(load<In>(p[1] + i * s[1])), C(load<In>(p[2] + i * s[2]))));
+  });
+}
+
+// A functor with `static constexpr bool condition = true` reads its first input as bool.
+template <class F, class = void>
+struct has_condition : std::false_type {};
+template <class F>
+struct has_condition<F, std::void_t<decltype(F::condition)>> : std::bool_constant<F::condition> {};
+
+template <class Out, class In, class F>
+void map3(const Loop& loop, const F& f) {
+  using C = compute_t<In>;
+  using First = std::conditional_t<has_condition<F>::value, bool, In>;
+  using C1 = std::conditional_t<has_condition<F>::value, bool, C>;
+  run_loop(loop, [&f](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      at<Out>(p[0], s[0], i) = cast<Out>(f(C1(load<First>(p[1] + i * s[1])), C(load<In>(p[2] + i * s[2])),
+                                          C(load<In>(p[3] + i * s[3]))));
+  });
+}
+
+// Functors of the families are templates over the compute type C, made from the op's
+// Scalar arguments (add's alpha); ones that take none need no constructor.
+template <class F>
+F make_fn(const Scalar* args) {
+  if constexpr (std::is_constructible_v<F, const Scalar*>) return F(args);
+  else return F{};
+}
+
+}  // namespace ember::kernels

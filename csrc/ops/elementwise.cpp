@@ -1,0 +1,233 @@
+// The elementwise engine (see elementwise.h) and resize_.
+#include "ops/elementwise.h"
+
+#include <algorithm>
+#include <optional>
+#include "kernels/binary.h"
+#include "kernels/compare.h"
+#include "kernels/loops.h"
+#include "kernels/predicate.h"
+#include "kernels/ternary.h"
+#include "kernels/unary.h"
+#include "ops/internal.h"
+#include "ops/shape.h"
+#include "ops_decl.h"
+
+namespace ember::ops {
+namespace {
+
+// Note [Type promotion]
+// torch ranks operands in three tiers: tensors with dims, 0-dim tensors, and wrapped
+// numbers (Python scalars; a float one counts as the default dtype). Each tier promotes
+// within itself. A lower tier changes the result only when it is of a higher kind
+// (bool < integral < floating) than the tiers above it: int32 tensor + 2.5 is float32,
+// int32 tensor + 0-dim int64 tensor stays int32, uint8 tensor + 300 stays uint8.
+using Tier = std::optional<ScalarType>;
+
+Tier promote(Tier a, ScalarType b) { return a ? promote_types(*a, b) : b; }
+
+Tier combine(Tier higher, Tier lower) {
+  if (!higher) return lower;
+  if (!lower || is_floating(*higher)) return higher;
+  if (*higher == ScalarType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+
+bool supports(DTypes set, ScalarType t) {
+  switch (set) {
+    case DTypes::All: return true;
+    case DTypes::NoBool: return t != ScalarType::Bool;
+    case DTypes::Integral: return is_integral(t, true);
+    case DTypes::Floating: return is_floating(t);
+    case DTypes::Signed: return t != ScalarType::Bool && t != ScalarType::UInt8;
+  }
+  return false;
+}
+
+bool same_layout(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides() && a.dtype() == b.dtype();
+}
+
+// Strides for a fresh result: dense, in the order the inputs' strides suggest (the first
+// input decides, later ones break ties; broadcast dims say nothing), so t() + t() stays
+// transposed and contiguous inputs give a contiguous result.
+Dims layout_strides(IntList shape, const Tensor* ins, int n) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  bool all_contiguous = true;
+  for (int k = 0; k < n; ++k) all_contiguous &= ins[k].is_contiguous() || ins[k].dim() < nd;
+  if (nd < 2 || all_contiguous) return contiguous_strides(shape);
+  Dims order(nd);  // innermost first
+  for (int64_t i = 0; i < nd; ++i) order[i] = nd - 1 - i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    for (int k = 0; k < n; ++k) {
+      if (ins[k].dim() != nd) continue;
+      int64_t sa = ins[k].strides()[a], sb = ins[k].strides()[b];
+      if (sa == 0 || sb == 0 || shape[a] == 1 || shape[b] == 1) continue;
+      if (sa != sb) return sa < sb;
+    }
+    return false;
+  });
+  Dims strides(nd);
+  int64_t step = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    strides[order[i]] = step;
+    step *= std::max<int64_t>(shape[order[i]], 1);
+  }
+  return strides;
+}
+
+// The shared body of every family: kernel(T tag, loop) runs the family's entry.
+template <class Kernel>
+Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, const Out& out, Kernel&& kernel) {
+  const int first = spec.condition ? 1 : 0;
+  if (spec.condition)
+    EMBER_CHECK(ins[0]->dtype() == ScalarType::Bool, Runtime,
+                spec.name, " expected condition to be a boolean tensor, but got a tensor with dtype ",
+                type_name(ins[0]->dtype()));
+  ScalarType compute = spec.promote == Promote::Same ? ins[first]->dtype() : result_type(ins + first, n - first);
+  if (spec.promote == Promote::Float && !is_floating(compute)) compute = default_dtype();
+  EMBER_CHECK(supports(spec.dtypes, compute), NotImplemented, "\"", spec.name, "_cpu\" not implemented for '",
+              type_name(compute), "'");
+  const ScalarType result = bool_out ? ScalarType::Bool : compute;
+
+  Dims shape(ins[0]->sizes());
+  for (int k = 1; k < n; ++k)
+    if (ins[k]->sizes() != IntList(shape)) shape = broadcast_shapes(shape, ins[k]->sizes());
+
+  Tensor in[3];
+  for (int k = 0; k < n; ++k) {
+    in[k] = *ins[k];
+    if (in[k].dtype() != compute && k >= first) in[k] = to_dtype(in[k], compute, false, false, std::nullopt);
+    if (in[k].sizes() != IntList(shape)) in[k] = expand(in[k], shape, false);
+  }
+
+  Tensor dst;
+  if (out.tensor.defined()) {
+    dst = resolve_out(out, shape, result, spec.name);
+    check_no_internal_overlap(dst, spec.name);
+    for (int k = 0; k < n; ++k)
+      if (!same_layout(dst, in[k])) in[k] = unaliased_source(dst, in[k], spec.name);
+  } else {
+    Tensor like[3] = {in[0], in[1], in[2]};
+    dst = empty_tensor(shape, result);
+    Dims strides = layout_strides(shape, like, n);
+    if (IntList(strides) != dst.strides()) dst.impl()->set_sizes_strides(Dims(shape), std::move(strides));
+  }
+  if (dst.numel() == 0) return dst;
+
+  // The kernel writes the result dtype; an out= of another dtype gets a converted copy.
+  Tensor w = dst.dtype() == result ? dst : empty_tensor(shape, result);
+  const Tensor* operands[4] = {&w, &in[0], &in[1], &in[2]};
+  kernels::Loop loop = kernels::make_loop(operands, n + 1);
+  w.storage()->bump_version();
+  visit_dtype(compute, [&](auto tag) { kernel(tag, loop); });
+  if (!w.is_same(dst)) copy_(dst, w, false);
+  return dst;
+}
+
+}  // namespace
+
+ScalarType result_type(const Tensor* const* tensors, int n) {
+  Tier dims, zero_dim, wrapped;
+  for (int k = 0; k < n; ++k) {
+    const Tensor& t = *tensors[k];
+    if (t.impl()->wrapped_number) {
+      wrapped = promote(wrapped, is_floating(t.dtype()) ? default_dtype() : t.dtype());
+    } else if (t.dim() == 0) {
+      zero_dim = promote(zero_dim, t.dtype());
+    } else {
+      dims = promote(dims, t.dtype());
+    }
+  }
+  return *combine(dims, combine(zero_dim, wrapped));
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating(from) && is_integral(to, true)) return false;
+  return !(from != ScalarType::Bool && to == ScalarType::Bool);
+}
+
+Tensor resolve_out(const Out& out, IntList shape, ScalarType dtype, const char* op, const Tensor* like) {
+  if (!out.tensor.defined()) {
+    Tensor t = empty_tensor(shape, dtype, op);
+    if (like && like->sizes() == shape) {
+      Dims strides = layout_strides(shape, like, 1);
+      if (IntList(strides) != t.strides()) t.impl()->set_sizes_strides(Dims(shape), std::move(strides));
+    }
+    return t;
+  }
+  const Tensor& t = out.tensor;
+  EMBER_CHECK(can_cast(dtype, t.dtype()), Runtime, "result type ", type_name(dtype),
+              " can't be cast to the desired output type ", type_name(t.dtype()));
+  if (t.sizes() == shape) return t;
+  EMBER_CHECK(!out.inplace, Runtime, "output with shape ", sizes_str(t.sizes()),
+              " doesn't match the broadcast shape ", sizes_str(shape));
+  resize_(t, shape);
+  return t;
+}
+
+Tensor resize_(const Tensor& self, IntList size) {
+  int64_t numel = checked_numel(size, "resize_");
+  (void)numel;
+  if (self.sizes() == size && self.is_contiguous()) return self;
+  Dims strides = contiguous_strides(size);
+  int64_t needed = storage_bytes_needed(size, strides, self.offset(), self.itemsize());
+  if (static_cast<int64_t>(self.storage()->nbytes()) < needed) {
+    EMBER_CHECK(self.storage()->resizable(), Runtime,
+                "Trying to resize storage that is not resizable (it shares memory with another object)");
+    self.storage()->resize(static_cast<size_t>(needed));
+  }
+  self.impl()->set_sizes_strides(Dims(size), std::move(strides));
+  return self;
+}
+
+Tensor unary(kernels::UnaryOp op, const Spec& spec, const Tensor& a, std::initializer_list<Scalar> args,
+             const Out& out) {
+  const Tensor* ins[] = {&a};
+  return run(spec, false, ins, 1, out, [&](auto tag, const kernels::Loop& loop) {
+    kernels::unary::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
+  });
+}
+
+Tensor predicate(kernels::PredicateOp op, const Spec& spec, const Tensor& a, std::initializer_list<Scalar> args,
+                 const Out& out) {
+  const Tensor* ins[] = {&a};
+  return run(spec, true, ins, 1, out, [&](auto tag, const kernels::Loop& loop) {
+    kernels::predicate::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
+  });
+}
+
+Tensor binary(kernels::BinaryOp op, const Spec& spec, const Tensor& a, const Tensor& b,
+              std::initializer_list<Scalar> args, const Out& out) {
+  const Tensor* ins[] = {&a, &b};
+  return run(spec, false, ins, 2, out, [&](auto tag, const kernels::Loop& loop) {
+    kernels::binary::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
+  });
+}
+
+Tensor compare(kernels::CompareOp op, const Spec& spec, const Tensor& a, const Tensor& b,
+               std::initializer_list<Scalar> args, const Out& out) {
+  const Tensor* ins[] = {&a, &b};
+  return run(spec, true, ins, 2, out, [&](auto tag, const kernels::Loop& loop) {
+    kernels::compare::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
+  });
+}
+
+Tensor ternary(kernels::TernaryOp op, const Spec& spec, const Tensor& a, const Tensor& b, const Tensor& c,
+               std::initializer_list<Scalar> args, const Out& out) {
+  const Tensor* ins[] = {&a, &b, &c};
+  return run(spec, false, ins, 3, out, [&](auto tag, const kernels::Loop& loop) {
+    kernels::ternary::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
+  });
+}
+
+Tensor wrapped_number(const Scalar& value) {
+  Tensor t = scalar_tensor(value, value.is_bool()       ? ScalarType::Bool
+                                  : value.is_floating() ? ScalarType::Float64
+                                                        : ScalarType::Int64);
+  t.impl()->wrapped_number = true;
+  return t;
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,165 @@
+// Pointwise ops with rules beyond their kernel entry (declarations/ops/pointwise.yaml
+// and comparison.yaml, `manual: true`). The rest have generated bodies.
+#include <cmath>
+#include <limits>
+#include "ops/elementwise.h"
+#include "ops/internal.h"
+#include "ops_decl.h"
+
+namespace ember::ops {
+namespace {
+
+using kernels::BinaryOp;
+using kernels::TernaryOp;
+using kernels::UnaryOp;
+
+// The dtype the engine will compute self op other in (for checks that depend on it).
+ScalarType common_dtype(const Tensor& a, const Tensor& b) {
+  const Tensor* ts[] = {&a, &b};
+  return result_type(ts, 2);
+}
+
+void check_alpha(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  ScalarType t = common_dtype(self, other);
+  EMBER_CHECK(!(alpha.is_bool() && t != ScalarType::Bool), Runtime,
+              "Boolean alpha only supported for Boolean results.");
+  EMBER_CHECK(!(alpha.is_floating() && is_integral(t, true)), Runtime,
+              "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+Tensor wrapped(const Scalar& s) { return wrapped_number(s); }
+
+}  // namespace
+
+Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha, const Out& out) {
+  check_alpha(self, other, alpha);
+  return binary(BinaryOp::add, {"add"}, self, other, {alpha}, out);
+}
+
+Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha, const Out& out) {
+  EMBER_CHECK(!(self.dtype() == ScalarType::Bool && other.dtype() == ScalarType::Bool), Runtime,
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+              "`logical_xor()` operator instead.");
+  EMBER_CHECK(self.dtype() != ScalarType::Bool || other.impl()->wrapped_number || other.dtype() != ScalarType::Bool,
+              Runtime, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+              "invert a mask, use the `~` or `logical_not()` operator instead.");
+  check_alpha(self, other, alpha);
+  return binary(BinaryOp::sub, {"sub"}, self, other, {alpha}, out);
+}
+
+Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return sub_Tensor(other, self, alpha, Out{});
+}
+
+Tensor div_Tensor_mode(const Tensor& self, const Tensor& other, std::optional<std::string> rounding_mode,
+                       const Out& out) {
+  if (!rounding_mode) return binary(BinaryOp::div, {"div", Promote::Float}, self, other, {}, out);
+  if (*rounding_mode == "trunc") return binary(BinaryOp::div_trunc, {"div_trunc"}, self, other, {}, out);
+  if (*rounding_mode == "floor") return binary(BinaryOp::div_floor, {"div_floor"}, self, other, {}, out);
+  fail(ErrorKind::Runtime, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+       *rounding_mode, "'");
+}
+
+Tensor pow_Tensor(const Tensor& self, const Tensor& exponent, const Out& out) {
+  if (exponent.impl()->wrapped_number && exponent.dtype() == ScalarType::Int64)
+    EMBER_CHECK(!(is_integral(common_dtype(self, exponent), true) && item(exponent).to_int64() < 0), Runtime,
+                "Integers to negative integer powers are not allowed.");
+  return binary(BinaryOp::pow, {"pow"}, self, exponent, {}, out);
+}
+
+Tensor float_power(const Tensor& self, const Tensor& exponent, const Out& out) {
+  EMBER_CHECK(!out.inplace || self.dtype() == ScalarType::Float64, Runtime,
+              "the base given to float_power_ has dtype ", type_name(self.dtype()),
+              " but the operation's result requires dtype Double");
+  Tensor a = to_dtype(self, ScalarType::Float64, false, false, std::nullopt);
+  Tensor b = to_dtype(exponent, ScalarType::Float64, false, false, std::nullopt);
+  return binary(BinaryOp::pow, {"float_power"}, out.inplace ? self : a, b, {}, out);
+}
+
+Tensor neg(const Tensor& self, const Out& out) {
+  EMBER_CHECK(self.dtype() != ScalarType::Bool, Runtime,
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+              "use the `~` or `logical_not()` operator instead.");
+  return unary(UnaryOp::neg, {"neg", Promote::Same}, self, {}, out);
+}
+
+Tensor positive(const Tensor& self) {
+  EMBER_CHECK(self.dtype() != ScalarType::Bool, Runtime, "The `+` operator, on a bool tensor is not supported.");
+  return self;
+}
+
+Tensor square(const Tensor& self, const Out& out) {
+  return binary(BinaryOp::pow, {"square"}, self, wrapped(Scalar(int64_t(2))), {}, out);
+}
+
+Tensor logit(const Tensor& self, std::optional<double> eps, const Out& out) {
+  return unary(UnaryOp::logit, {"logit", Promote::Float}, self, {Scalar(eps.value_or(-1.0))}, out);
+}
+
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                  std::optional<double> neginf, const Out& out) {
+  ScalarType t = self.dtype();
+  double hi = 0, lo = 0;
+  if (is_floating(t)) {
+    hi = visit_dtype(t, [](auto tag) -> double {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, Half>) return 65504.0;
+      else if constexpr (std::is_same_v<T, BFloat16>) return 3.3895313892515355e38;
+      else return double(std::numeric_limits<T>::max());
+    });
+    lo = -hi;
+  }
+  return unary(UnaryOp::nan_to_num, {"nan_to_num", Promote::Same}, self,
+               {Scalar(nan.value_or(0.0)), Scalar(posinf.value_or(hi)), Scalar(neginf.value_or(lo))}, out);
+}
+
+Tensor clamp_Tensor(const Tensor& self, const Tensor& min, const Tensor& max, const Out& out) {
+  EMBER_CHECK(min.defined() || max.defined(), Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (!max.defined()) return binary(BinaryOp::clamp_min, {"clamp"}, self, min, {}, out);
+  if (!min.defined()) return binary(BinaryOp::clamp_max, {"clamp"}, self, max, {}, out);
+  return ternary(TernaryOp::clamp, {"clamp"}, self, min, max, {}, out);
+}
+
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max, const Out& out) {
+  return clamp_Tensor(self, min ? wrapped(*min) : Tensor(), max ? wrapped(*max) : Tensor(), out);
+}
+
+Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value,
+               const Out& out) {
+  EMBER_CHECK(!(is_integral(tensor1.dtype(), true) && is_integral(tensor2.dtype(), true)), Runtime,
+              "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform "
+              "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+              "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+              "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
+              "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  return ternary(TernaryOp::addcdiv, {"addcdiv"}, self, tensor1, tensor2, {value}, out);
+}
+
+Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other, const Out& out) {
+  Spec spec{"where"};
+  spec.condition = true;
+  return ternary(TernaryOp::where, spec, condition, self, other, {}, out);
+}
+
+Tensor masked_fill_Scalar(const Tensor& self, const Tensor& mask, const Scalar& value, const Out& out) {
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, Runtime, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              info(mask.dtype()).name);
+  return binary(BinaryOp::masked_fill, {"masked_fill", Promote::Same}, self, mask, {value}, out);
+}
+
+Tensor masked_fill_Tensor(const Tensor& self, const Tensor& mask, const Tensor& value, const Out& out) {
+  EMBER_CHECK(value.dim() == 0, Runtime, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  return masked_fill_Scalar(self, mask, item(value), out);
+}
+
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  EMBER_CHECK(self.dtype() == other.dtype(), Runtime, info(self.dtype()).name, " did not match ",
+              info(other.dtype()).name);
+  EMBER_CHECK(rtol >= 0, Runtime, "rtol must be greater than or equal to zero, but got ", rtol);
+  EMBER_CHECK(atol >= 0, Runtime, "atol must be greater than or equal to zero, but got ", atol);
+  return compare(kernels::CompareOp::isclose, {"isclose"}, self, other, {Scalar(rtol), Scalar(atol), Scalar(equal_nan)},
+                 Out{});
+}
+
+}  // namespace ember::ops
