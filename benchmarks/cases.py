@@ -115,6 +115,97 @@ def cast_f64_numpy(np):
     return lambda: x.astype(np.float64)
 
 
+# --- elementwise and reductions (issue 3) ---------------------------------------------------
+
+def one_element(lib):
+    return lib.ones(1, dtype=lib.float32), lib.ones(1, dtype=lib.float32)
+
+
+def add_1(lib):
+    a, b = one_element(lib)
+    return lambda: a + b
+
+
+def add_inplace_1(torch):
+    a, b = one_element(torch)
+    return lambda: a.add_(b)
+
+
+def add_inplace_1_numpy(np):
+    a, b = one_element(np)
+    return lambda: np.add(a, b, out=a)
+
+
+def sum_1(lib):
+    a, _ = one_element(lib)
+    return lambda: a.sum()
+
+
+def mul_scalar_1(lib):
+    a, _ = one_element(lib)
+    return lambda: a * 2.0
+
+
+def where_1(lib):
+    a, b = one_element(lib)
+    m = a > 0
+    return lambda: lib.where(m, a, b)
+
+
+N_EW = 16 * 2**20  # float32 elements for the elementwise throughput cases
+
+
+def big_pair(lib):
+    return lib.full((N_EW,), 1.5, dtype=lib.float32), lib.full((N_EW,), 2.5, dtype=lib.float32)
+
+
+def add_big(lib):
+    a, b = big_pair(lib)
+    return lambda: a + b
+
+
+def mul_inplace_big(torch):
+    a, _ = big_pair(torch)
+    return lambda: a.mul_(1.0)
+
+
+def mul_inplace_big_numpy(np):
+    a, _ = big_pair(np)
+    return lambda: np.multiply(a, 1.0, out=a)
+
+
+def exp_big(lib):
+    a, _ = big_pair(lib)
+    return lambda: lib.exp(a)
+
+
+def sum_big(lib):
+    a, _ = big_pair(lib)
+    return lambda: a.sum()
+
+
+def max_dim(torch):
+    a = torch.full((4096, 4096), 1.5, dtype=torch.float32)
+    return lambda: a.max(1)
+
+
+def max_dim_numpy(np):
+    a = np.full((4096, 4096), 1.5, dtype=np.float32)
+    return lambda: (a.max(1), a.argmax(1))
+
+
+def add_transposed(torch):
+    a = torch.full((4096, 4096), 1.5, dtype=torch.float32)
+    b = torch.full((4096, 4096), 2.5, dtype=torch.float32)
+    return lambda: a.t() + b
+
+
+def add_transposed_numpy(np):
+    a = np.full((4096, 4096), 1.5, dtype=np.float32)
+    b = np.full((4096, 4096), 2.5, dtype=np.float32)
+    return lambda: a.T + b
+
+
 # --- the table -------------------------------------------------------------------------
 
 CASES: list[Case] = [
@@ -127,4 +218,15 @@ CASES: list[Case] = [
          bytes=2 * 4 * N_T * N_T),
     Case("to(float64) 16M float32", torch=cast_f64, numpy=cast_f64_numpy,
          bytes=(4 + 8) * N_CAST),
+    Case("a + b (1 element)", torch=add_1, numpy=add_1),
+    Case("a.add_(b) (1 element)", torch=add_inplace_1, numpy=add_inplace_1_numpy),
+    Case("a.sum() (1 element)", torch=sum_1, numpy=sum_1),
+    Case("a * 2.0 (1 element)", torch=mul_scalar_1, numpy=mul_scalar_1),
+    Case("where(m, a, b) (1 element)", torch=where_1, numpy=where_1),
+    Case("a + b 16M float32", torch=add_big, numpy=add_big, bytes=3 * 4 * N_EW),
+    Case("a.mul_(2) 16M float32", torch=mul_inplace_big, numpy=mul_inplace_big_numpy, bytes=2 * 4 * N_EW),
+    Case("a.exp() 16M float32", torch=exp_big, numpy=exp_big, bytes=2 * 4 * N_EW),
+    Case("a.sum() 16M float32", torch=sum_big, numpy=sum_big, bytes=4 * N_EW),
+    Case("a.max(1) 4096²", torch=max_dim, numpy=max_dim_numpy, bytes=4 * 4096 * 4096),
+    Case("a.t() + b 4096²", torch=add_transposed, numpy=add_transposed_numpy, bytes=3 * 4 * 4096 * 4096),
 ]

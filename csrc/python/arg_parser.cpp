@@ -49,6 +49,7 @@ bool accepts(const Param& p, PyObject* o, bool first) {
     case PType::OptionalTensorList: return accepts_tensor_list(o, true);
     case PType::Int: return is_int_like(o);
     case PType::IntList: return accepts_int_list(o, p.varargs && first);
+    case PType::DimList: return accepts_int_list(o, true);
     case PType::Float: return PyFloat_Check(o) || is_int_like(o) || is_scalar_like(o);
     case PType::Bool: return PyBool_Check(o);
     case PType::Scalar: return is_scalar_like(o);
@@ -72,6 +73,7 @@ const char* expected_label(const Param& p) {
     case PType::OptionalTensorList: return "tuple of Tensors or None";
     case PType::Int: return "int";
     case PType::IntList: return "tuple of ints";
+    case PType::DimList: return "tuple of ints";
     case PType::Float: return "float";
     case PType::Bool: return "bool";
     case PType::Scalar: return "Number";

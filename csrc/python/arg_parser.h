@@ -14,7 +14,7 @@
 namespace ember::python {
 
 enum class PType : uint8_t {
-  Tensor, TensorOrNumber, TensorList, OptionalTensorList, Int, IntList, Float, Bool, Scalar, DType,
+  Tensor, TensorOrNumber, TensorList, OptionalTensorList, Int, IntList, DimList, Float, Bool, Scalar, DType,
   Device, Generator, Layout, MemoryFormat, String,
 };
 

@@ -4,6 +4,9 @@
 #include <vector>
 #include "ops/internal.h"
 #include "ops_decl.h"
+#include <cstring>
+#include <map>
+#include <string>
 #include "python/arg_parser.h"
 #include "python/errors.h"
 #include "python/objects.h"
@@ -42,6 +45,37 @@ PyObject* wrap(const std::vector<Tensor>& ts) {
     PyTuple_SET_ITEM(tuple.get(), i, item);
   }
   return tuple.release();
+}
+
+PyTypeObject* named_tuple_type(const char* name, std::initializer_list<const char*> fields) {
+  static std::map<std::string, PyTypeObject*> types;  // they live as long as the module
+  auto it = types.find(name);
+  if (it != types.end()) return it->second;
+  auto* members = new PyStructSequence_Field[fields.size() + 1]();
+  int k = 0;
+  for (const char* f : fields) members[k++] = {f, nullptr};
+  auto* desc = new PyStructSequence_Desc{strdup((std::string("ember.return_types.") + name).c_str()), nullptr,
+                                         members, static_cast<int>(fields.size())};
+  PyTypeObject* type = PyStructSequence_NewType(desc);
+  if (!type) throw PythonError{};
+  types[name] = type;
+  return type;
+}
+
+PyObject* wrap_named(PyTypeObject* type, const std::tuple<Tensor, Tensor>& values) {
+  Owned result(PyStructSequence_New(type));
+  if (!result) return nullptr;
+  PyObject* a = wrap(std::get<0>(values));
+  if (!a) return nullptr;
+  PyStructSequence_SET_ITEM(result.get(), 0, a);
+  PyObject* b = wrap(std::get<1>(values));
+  if (!b) return nullptr;
+  PyStructSequence_SET_ITEM(result.get(), 1, b);
+  return result.release();
+}
+
+PyObject* wrap(const std::tuple<Tensor, Tensor>& values) {
+  return wrap(std::vector<Tensor>{std::get<0>(values), std::get<1>(values)});
 }
 
 PyObject* wrap(const Scalar& s) {

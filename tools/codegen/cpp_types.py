@@ -57,7 +57,7 @@ def param_type(t: Type) -> str:
             return "PType::OptionalTensorList" if t.elem_optional else "PType::TensorList"
         return "PType::Tensor"
     if t.base == "int":
-        return "PType::IntList" if t.is_list else "PType::Int"
+        return ("PType::DimList" if t.single else "PType::IntList") if t.is_list else "PType::Int"
     return "PType::" + {
         "float": "Float", "bool": "Bool", "Scalar": "Scalar", "ScalarType": "DType",
         "Generator": "Generator", "Device": "Device", "Layout": "Layout",

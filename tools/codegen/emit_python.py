@@ -138,7 +138,12 @@ def _call(o: Overload, kind: str, params: list[Argument], model: Model) -> str:
         exprs.append({"inplace": "Out{unwrap(self), true}"}.get(
             o.mode, f"Out{{a.tensor_or_undefined({index['out']}), false}}" if o.out else "Out{}"))
     call = f"ops::{op.cpp_name}({', '.join(exprs)})"
-    statements = checks + ([f"{call};", "Py_RETURN_NONE;"] if not op.schema.returns else [f"return wrap({call});"])
+    if op.schema.return_names:  # torch.return_types.<name>: a named tuple
+        fields = ", ".join(f'"{n}"' for n in op.schema.return_names)
+        statements = checks + [f'static PyTypeObject* type = named_tuple_type("{op.schema.name}", {{{fields}}});',
+                               f"return wrap_named(type, {call});"]
+    else:
+        statements = checks + ([f"{call};", "Py_RETURN_NONE;"] if not op.schema.returns else [f"return wrap({call});"])
     return "{ " + " ".join(statements) + " }"
 
 

@@ -48,6 +48,7 @@ class Type:
     varargs: bool = False   # int... : x.view(2, 3) as well as x.view((2, 3))
     mutated: bool = False   # Tensor(a!): written in place
     elem_optional: bool = False  # Tensor?[]: a list whose items may be None
+    single: bool = False    # int[1]: a list that also takes one int (sum(dim=1))
 
     def __str__(self) -> str:
         s = self.base
@@ -57,6 +58,8 @@ class Type:
             s += "(a!)"
         if self.varargs:
             s += "..."
+        elif self.single:
+            s += "[1]"
         elif self.is_list:
             s += "[]"
         if self.optional:
@@ -82,6 +85,7 @@ class Schema:
     overload: str
     arguments: tuple[Argument, ...]
     returns: tuple[Type, ...]
+    return_names: tuple[str, ...] = ()  # (Tensor values, Tensor indices): a named tuple
 
     @property
     def full_name(self) -> str:
@@ -98,7 +102,8 @@ class Schema:
                 parts.append("*")
                 star = True
             parts.append(str(a))
-        rets = ", ".join(str(r) for r in self.returns)
+        rets = ", ".join(f"{r} {n}" if self.return_names else str(r)
+                         for r, n in zip(self.returns, self.return_names or [""] * len(self.returns)))
         if len(self.returns) != 1:
             rets = f"({rets})"
         return f"{self.full_name}({', '.join(parts)}) -> {rets}"

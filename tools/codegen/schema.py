@@ -7,7 +7,7 @@ import re
 from .model import BASE_TYPES, Argument, Schema, Type
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_]+))?$")
-_TYPE = re.compile(r"^([A-Za-z]+)(\?(?=\[\]))?(\(a!\))?(\[\]|\.\.\.)?(\?)?$")
+_TYPE = re.compile(r"^([A-Za-z]+)(\?(?=\[\]))?(\(a!\))?(\[\]|\[1\]|\.\.\.)?(\?)?$")
 
 
 class SchemaError(ValueError):
@@ -23,11 +23,11 @@ def parse_type(text: str) -> Type:
         raise SchemaError(f"only Tensor lists take None items (Tensor?[]), not {base}")
     if mutated and base != "Tensor":
         raise SchemaError(f"only Tensor can be marked (a!), not {base}")
-    if suffix == "..." and base != "int":
-        raise SchemaError(f"only int takes varargs (int...), not {base}")
+    if suffix in ("...", "[1]") and base != "int":
+        raise SchemaError(f"only int takes varargs (int...) or a single int for a list (int[1]), not {base}")
     return Type(base, is_list=suffix is not None, optional=optional is not None,
                 varargs=suffix == "...", mutated=mutated is not None,
-                elem_optional=elem_optional is not None)
+                elem_optional=elem_optional is not None, single=suffix == "[1]")
 
 
 def _split_top(text: str) -> list[str]:
@@ -74,11 +74,19 @@ def parse_schema(text: str) -> Schema:
         seen.add(arg_name)
         args.append(Argument(arg_name, parse_type(type_text), default.strip() if eq else None, kwonly))
     ret = ret.strip()
+    names: list[str] = []
     if ret.startswith("(") and ret.endswith(")"):
-        returns = tuple(parse_type(t) for t in _split_top(ret[1:-1]))
+        types = []
+        for piece in _split_top(ret[1:-1]):  # "Tensor values": a named tuple's field
+            type_text, _, field = piece.strip().partition(" ")
+            types.append(parse_type(type_text))
+            names.append(field.strip())
+        returns = tuple(types)
+        if any(names) and not all(names):
+            raise SchemaError("name every return or none")
     else:
         returns = (parse_type(ret),)
-    schema = Schema(name, overload, tuple(args), returns)
+    schema = Schema(name, overload, tuple(args), returns, tuple(n for n in names if n))
     if str(schema) != " ".join(text.split()):
         raise SchemaError(f"schema is not in canonical form; write it as: {schema}")
     return schema

@@ -1,0 +1,152 @@
+#pragma once
+#include <limits>
+#include "kernels/math.h"
+#include "kernels/reduce.h"
+
+namespace ember::kernels::reduce {
+
+// One struct per op: the accumulator type, its identity, how an element enters (lift)
+// and how two accumulators combine.
+template <class T, ReduceOp op>
+struct Traits;
+
+template <class T>
+using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+
+template <class T>
+struct Traits<T, ReduceOp::sum> {
+  using Acc = wide_t<T>;
+  static Acc identity() { return 0; }
+  static Acc lift(T x) { return Acc(compute_t<T>(x)); }
+  static Acc combine(Acc a, Acc b) { return add_wrap(a, b); }
+};
+template <class T>
+struct Traits<T, ReduceOp::nansum> : Traits<T, ReduceOp::sum> {
+  using Acc = wide_t<T>;
+  static Acc lift(T x) {
+    Acc v = Acc(compute_t<T>(x));
+    return v != v ? Acc(0) : v;
+  }
+};
+template <class T>
+struct Traits<T, ReduceOp::prod> {
+  using Acc = wide_t<T>;
+  static Acc identity() { return 1; }
+  static Acc lift(T x) { return Acc(compute_t<T>(x)); }
+  static Acc combine(Acc a, Acc b) { return mul_wrap(a, b); }
+};
+template <class T>
+struct Traits<T, ReduceOp::amax> {
+  using Acc = compute_t<T>;
+  static Acc identity() {
+    if constexpr (std::is_floating_point_v<Acc>) return -std::numeric_limits<Acc>::infinity();
+    else return std::numeric_limits<Acc>::lowest();
+  }
+  static Acc lift(T x) { return Acc(x); }
+  static Acc combine(Acc a, Acc b) { return max_nan(a, b); }
+};
+template <class T>
+struct Traits<T, ReduceOp::amin> {
+  using Acc = compute_t<T>;
+  static Acc identity() {
+    if constexpr (std::is_floating_point_v<Acc>) return std::numeric_limits<Acc>::infinity();
+    else return std::numeric_limits<Acc>::max();
+  }
+  static Acc lift(T x) { return Acc(x); }
+  static Acc combine(Acc a, Acc b) { return min_nan(a, b); }
+};
+template <class T>
+struct Traits<T, ReduceOp::all> {
+  using Acc = bool;
+  static Acc identity() { return true; }
+  static Acc lift(T x) { return compute_t<T>(x) != compute_t<T>(0); }
+  static Acc combine(Acc a, Acc b) { return a && b; }
+};
+template <class T>
+struct Traits<T, ReduceOp::any> {
+  using Acc = bool;
+  static Acc identity() { return false; }
+  static Acc lift(T x) { return compute_t<T>(x) != compute_t<T>(0); }
+  static Acc combine(Acc a, Acc b) { return a || b; }
+};
+
+// The accumulator as stored in acc's memory (compute_t<Half> is float, but an amax
+// accumulator over Half is stored as float too: acc_dtype says so).
+template <class T, ReduceOp op>
+void fold(const Loop& loop, int64_t begin, int64_t end) {
+  using Tr = Traits<T, op>;
+  using Acc = typename Tr::Acc;
+  auto rows = [](char** p, const int64_t* s, int64_t n) {
+    if (s[1] == 0) {
+      // horizontal: 8 independent partial results let the compiler vectorize and keep
+      // float sums accurate over long runs
+      constexpr int K = 8;
+      Acc r[K];
+      for (int k = 0; k < K; ++k) r[k] = Tr::identity();
+      int64_t i = 0;
+      if (s[0] == int64_t(sizeof(T)) && !std::is_same_v<T, bool>) {
+        const T* a = reinterpret_cast<const T*>(p[0]);
+        for (; i + K <= n; i += K)
+          for (int k = 0; k < K; ++k) r[k] = Tr::combine(r[k], Tr::lift(a[i + k]));
+      }
+      for (; i < n; ++i) r[0] = Tr::combine(r[0], Tr::lift(load<T>(p[0] + i * s[0])));
+      Acc total = r[0];
+      for (int k = 1; k < K; ++k) total = Tr::combine(total, r[k]);
+      Acc* acc = reinterpret_cast<Acc*>(p[1]);
+      *acc = Tr::combine(*acc, total);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        Acc& acc = at<Acc>(p[1], s[1], i);
+        acc = Tr::combine(acc, Tr::lift(load<T>(p[0] + i * s[0])));
+      }
+    }
+  };
+  loop_range(loop, begin, end, rows);
+}
+
+#define EMBER_REDUCE_OPS(X) X(sum) X(nansum) X(prod) X(amax) X(amin) X(all) X(any)
+
+template <class T>
+void Kernels<T>::init(ReduceOp op, char* acc, int64_t n) {
+  switch (op) {
+#define EMBER_CASE(name)                                                        \
+  case ReduceOp::name: {                                                        \
+    using Tr = Traits<T, ReduceOp::name>;                                       \
+    auto* a = reinterpret_cast<typename Tr::Acc*>(acc);                         \
+    for (int64_t i = 0; i < n; ++i) a[i] = Tr::identity();                      \
+    return;                                                                     \
+  }
+    EMBER_REDUCE_OPS(EMBER_CASE)
+#undef EMBER_CASE
+  }
+}
+
+template <class T>
+void Kernels<T>::run(ReduceOp op, const Loop& loop, int64_t begin, int64_t end) {
+  switch (op) {
+#define EMBER_CASE(name) \
+  case ReduceOp::name: return fold<T, ReduceOp::name>(loop, begin, end);
+    EMBER_REDUCE_OPS(EMBER_CASE)
+#undef EMBER_CASE
+  }
+}
+
+template <class T>
+void Kernels<T>::combine(ReduceOp op, char* acc, const char* part, int64_t n) {
+  switch (op) {
+#define EMBER_CASE(name)                                                        \
+  case ReduceOp::name: {                                                        \
+    using Tr = Traits<T, ReduceOp::name>;                                       \
+    using Acc = typename Tr::Acc;                                               \
+    auto* a = reinterpret_cast<Acc*>(acc);                                      \
+    auto* b = reinterpret_cast<const Acc*>(part);                               \
+    for (int64_t i = 0; i < n; ++i) a[i] = Tr::combine(a[i], b[i]);             \
+    return;                                                                     \
+  }
+    EMBER_REDUCE_OPS(EMBER_CASE)
+#undef EMBER_CASE
+  }
+}
+#undef EMBER_REDUCE_OPS
+
+}  // namespace ember::kernels::reduce

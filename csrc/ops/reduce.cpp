@@ -1,0 +1,491 @@
+// Reductions and scans (declarations/ops/reductions.yaml). Folds go through fold()
+// (kernel family reduce), per-row walks (argmax, cumsum, ...) through rows() (family
+// rowwise); statistics (mean, var, norms, logsumexp) compose those with pointwise ops.
+#include <cmath>
+#include <vector>
+#include "core/parallel.h"
+#include "kernels/reduce.h"
+#include "kernels/rowwise.h"
+#include "ops/elementwise.h"
+#include "ops/internal.h"
+#include "ops/shape.h"
+#include "ops_decl.h"
+
+namespace ember::kernels::reduce {
+
+ScalarType acc_dtype(ReduceOp op, ScalarType in) {
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::nansum:
+    case ReduceOp::prod: return is_floating(in) ? ScalarType::Float64 : ScalarType::Int64;
+    case ReduceOp::amax:
+    case ReduceOp::amin: return in == ScalarType::Float16 || in == ScalarType::BFloat16 ? ScalarType::Float32 : in;
+    case ReduceOp::all:
+    case ReduceOp::any: return ScalarType::Bool;
+  }
+  return in;
+}
+
+}  // namespace ember::kernels::reduce
+
+namespace ember::ops {
+namespace {
+
+using kernels::reduce::ReduceOp;
+using kernels::rowwise::RowOp;
+
+// Which dims a reduction folds: the given ones (wrapped, each once), or all of them
+// when dims is None or empty.
+Dims reduced_mask(const Tensor& self, std::optional<IntList> dims, const char* op) {
+  const int64_t nd = self.dim();
+  Dims mask(nd);
+  for (int64_t d = 0; d < nd; ++d) mask[d] = 0;
+  if (!dims || dims->empty()) {
+    for (int64_t d = 0; d < nd; ++d) mask[d] = 1;
+    return mask;
+  }
+  for (int64_t d : *dims) {
+    int64_t w = wrap_dim(d, nd);
+    if (nd == 0) continue;
+    EMBER_CHECK(!mask[w], Runtime, "dim ", w, " appears multiple times in the list of dims");
+    mask[w] = 1;
+  }
+  (void)op;
+  return mask;
+}
+
+Dims keep_shape(const Tensor& self, const Dims& mask) {
+  Dims shape(self.sizes());
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (mask[d]) shape[d] = 1;
+  return shape;
+}
+
+Dims result_shape(const Tensor& self, const Dims& mask, bool keepdim) {
+  if (keepdim) return keep_shape(self, mask);
+  Dims shape;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!mask[d]) shape.push_back(self.sizes()[d]);
+  return shape;
+}
+
+int64_t reduced_count(const Tensor& self, const Dims& mask) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (mask[d]) n *= self.sizes()[d];
+  return n;
+}
+
+template <class F>
+void visit(ScalarType t, F&& f) {
+  visit_dtype(t, [&](auto tag) { f(tag); });
+}
+
+// Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype).
+Tensor fold(ReduceOp op, const Tensor& self, const Dims& mask) {
+  const ScalarType acc_t = kernels::reduce::acc_dtype(op, self.dtype());
+  Tensor acc = empty_tensor(keep_shape(self, mask), acc_t);
+  const int64_t nout = acc.numel();
+  visit(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using K = kernels::reduce::Kernels<T>;
+    K::init(op, acc.data(), nout);
+    if (self.numel() == 0) return;
+    Dims strides(self.dim());
+    int64_t step = 1;
+    for (int64_t d = self.dim() - 1; d >= 0; --d) {
+      strides[d] = mask[d] ? 0 : step;
+      if (!mask[d]) step *= self.sizes()[d];
+    }
+    Tensor view = make_view(acc, Dims(self.sizes()), std::move(strides), 0);
+    kernels::Loop loop = kernels::make_loop({&self, &view});
+    kernels::LongLoop long_loop(loop);
+    const int64_t n = loop.numel;
+    const int threads = get_num_threads();
+    const int last = loop.ndim - 1;
+    if (n < 2 * kGrainSize || threads == 1) {
+      K::run(op, loop, 0, n);
+    } else if (last >= 0 && loop.strides[last][1] != 0 && loop.shape[last] >= threads) {
+      // the outermost dim is kept: its slices write disjoint accumulators
+      const int64_t inner = n / loop.shape[last];
+      parallel_for(0, loop.shape[last], std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
+        K::run(op, loop, b * inner, e * inner);
+      });
+    } else if (nout * threads <= n) {
+      // few accumulators: each thread folds a chunk into its own copy, combined in order
+      const int64_t acc_bytes = nout * itemsize(acc_t);
+      Tensor parts = empty_tensor({threads, nout}, acc_t);
+      const int64_t chunk = (n + threads - 1) / threads;
+      parallel_for(0, threads, 1, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          kernels::Loop mine = loop;
+          mine.data[1] = parts.data() + t * acc_bytes;
+          K::init(op, mine.data[1], nout);
+          K::run(op, mine, std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
+        }
+      });
+      for (int t = 0; t < threads; ++t) K::combine(op, acc.data(), parts.data() + t * acc_bytes, nout);
+    } else {
+      K::run(op, loop, 0, n);
+    }
+  });
+  return acc;
+}
+
+// acc (keep_shape) as the op's result: dims dropped unless keepdim, converted to dtype,
+// written into out= when given.
+Tensor finish(const Tensor& acc, const Tensor& self, const Dims& mask, bool keepdim, ScalarType dtype,
+              const Out& out, const char* op) {
+  Dims shape = result_shape(self, mask, keepdim);
+  Tensor r = keepdim ? acc : make_view(acc, shape, contiguous_strides(shape), 0);
+  if (out.tensor.defined()) {
+    Tensor dst = resolve_out(out, shape, dtype, op);
+    return copy_(dst, r, false);
+  }
+  return r.dtype() == dtype ? r : to_dtype(r, dtype, false, false, std::nullopt);
+}
+
+ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral(self.dtype(), true) ? ScalarType::Int64 : self.dtype();
+}
+
+Tensor as_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  return dtype && *dtype != self.dtype() ? to_dtype(self, *dtype, false, false, std::nullopt) : self;
+}
+
+Tensor reduce(ReduceOp op, const Tensor& self, std::optional<IntList> dim, bool keepdim, ScalarType dtype,
+              const Out& out, const char* name) {
+  Dims mask = reduced_mask(self, dim, name);
+  return finish(fold(op, self, mask), self, mask, keepdim, dtype, out, name);
+}
+
+void check_float(const Tensor& self, const char* op, std::optional<ScalarType> dtype = std::nullopt) {
+  ScalarType t = dtype.value_or(self.dtype());
+  EMBER_CHECK(is_floating(t), Runtime, op,
+              "(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: ",
+              type_name(t));
+}
+
+void check_nonempty(const Tensor& self, const Dims& mask, const char* op) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    EMBER_CHECK(!(mask[d] && self.sizes()[d] == 0), Index, op, "(): Expected reduction dim ", d,
+                " to have non-zero size.");
+}
+
+// The rows of each tensor along dim: a loop over their first elements.
+kernels::rowwise::Rows make_rows(std::initializer_list<const Tensor*> ts, int64_t dim, int64_t length) {
+  kernels::rowwise::Rows r;
+  std::vector<Tensor> firsts;
+  firsts.reserve(ts.size());
+  int k = 0;
+  for (const Tensor* t : ts) {
+    firsts.push_back(select(*t, dim, 0));
+    r.dim_strides[k++] = t->strides()[dim] * t->itemsize();
+  }
+  std::vector<const Tensor*> ptrs;
+  for (auto& f : firsts) ptrs.push_back(&f);
+  r.loop = kernels::make_loop(ptrs.data(), static_cast<int>(ptrs.size()));
+  r.length = length;
+  return r;
+}
+
+void run_rows(RowOp op, ScalarType t, const kernels::rowwise::Rows& rows) {
+  visit(t, [&](auto tag) { kernels::rowwise::Kernels<typename decltype(tag)::type>::run(op, rows); });
+}
+
+// max/min/argmax/argmin along one dim: (values, indices) shaped with dim kept as 1.
+std::tuple<Tensor, Tensor> arg_reduce(const Tensor& self, int64_t dim, bool keepdim, bool is_max, const char* op) {
+  const int64_t d = wrap_dim(dim, self.dim());
+  const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
+  EMBER_CHECK(src.sizes()[d] != 0, Index, op, "(): Expected reduction dim ", d, " to have non-zero size.");
+  Dims shape(src.sizes());
+  shape[d] = 1;
+  Tensor values = empty_tensor(shape, src.dtype()), indices = empty_tensor(shape, ScalarType::Int64);
+  if (src.numel() > 0) {
+    auto rows = make_rows({&values, &indices, &src}, d, src.sizes()[d]);
+    run_rows(is_max ? RowOp::argmax : RowOp::argmin, src.dtype(), rows);
+  }
+  if (!keepdim || self.dim() == 0) {
+    values = self.dim() == 0 ? view(values, {}) : squeeze_dim(values, d);
+    indices = self.dim() == 0 ? view(indices, {}) : squeeze_dim(indices, d);
+  }
+  return {values, indices};
+}
+
+Tensor arg_all(const Tensor& self, bool keepdim, bool is_max, const char* op) {
+  EMBER_CHECK(self.numel() > 0, Runtime, op, "(): Expected reduction dim to be specified for input.numel() == 0.");
+  Tensor flat = reshape(self, {-1});
+  Tensor idx = std::get<1>(arg_reduce(flat, 0, false, is_max, op));
+  if (!keepdim) return idx;
+  Dims ones(self.dim());
+  for (int64_t d = 0; d < self.dim(); ++d) ones[d] = 1;
+  return view(idx, ones);
+}
+
+// Variance over mask with the given correction, computed in float64 from the mean.
+Tensor variance(const Tensor& self, std::optional<IntList> dim, double correction, bool keepdim, const char* op,
+                Tensor* mean_out) {
+  check_float(self, op);
+  Dims mask = reduced_mask(self, dim, op);
+  Tensor x = to_dtype(self, ScalarType::Float64, false, false, std::nullopt);
+  const int64_t n = reduced_count(self, mask);
+  Tensor mean = div_Tensor(fold(ReduceOp::sum, x, mask), wrapped_number(Scalar(double(n))));
+  Tensor diff = sub_Tensor(x, mean, Scalar(int64_t(1)));
+  Tensor var = fold(ReduceOp::sum, mul_Tensor(diff, diff), mask);
+  var = div_Tensor(var, wrapped_number(Scalar(std::max(0.0, double(n) - correction))));
+  if (mean_out) *mean_out = finish(mean, self, mask, keepdim, self.dtype(), Out{}, op);
+  return finish(var, self, mask, keepdim, self.dtype(), Out{}, op);
+}
+
+double correction_of(std::optional<Scalar> correction, bool unbiased) {
+  return correction ? correction->to_double() : unbiased ? 1.0 : 0.0;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  return reduce(ReduceOp::sum, as_dtype(self, dtype), std::nullopt, false, sum_dtype(self, dtype), Out{}, "sum");
+}
+
+Tensor sum_dim_IntList(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
+                       const Out& out) {
+  return reduce(ReduceOp::sum, as_dtype(self, dtype), dim, keepdim, sum_dtype(self, dtype), out, "sum");
+}
+
+Tensor nansum(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
+              const Out& out) {
+  return reduce(ReduceOp::nansum, as_dtype(self, dtype), dim, keepdim, sum_dtype(self, dtype), out, "nansum");
+}
+
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
+  return mean_dim(self, std::nullopt, false, dtype, Out{});
+}
+
+Tensor mean_dim(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
+                const Out& out) {
+  check_float(self, "mean", dtype);
+  Tensor x = as_dtype(self, dtype);
+  Dims mask = reduced_mask(x, dim, "mean");
+  Tensor acc = fold(ReduceOp::sum, x, mask);
+  acc = div_Tensor(acc, wrapped_number(Scalar(double(reduced_count(x, mask)))));
+  return finish(acc, x, mask, keepdim, x.dtype(), out, "mean");
+}
+
+Tensor nanmean(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
+               const Out& out) {
+  check_float(self, "nanmean", dtype);
+  Tensor x = as_dtype(self, dtype);
+  Dims mask = reduced_mask(x, dim, "nanmean");
+  Tensor total = fold(ReduceOp::nansum, x, mask);
+  Tensor count = fold(ReduceOp::sum, logical_not(isnan(x)), mask);
+  return finish(div_Tensor(total, count), x, mask, keepdim, x.dtype(), out, "nanmean");
+}
+
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) {
+  return reduce(ReduceOp::prod, as_dtype(self, dtype), std::nullopt, false, sum_dtype(self, dtype), Out{}, "prod");
+}
+
+Tensor prod_dim_int(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype, const Out& out) {
+  int64_t d[] = {dim};
+  return reduce(ReduceOp::prod, as_dtype(self, dtype), IntList(d, 1), keepdim, sum_dtype(self, dtype), out, "prod");
+}
+
+Tensor amax(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
+  Dims mask = reduced_mask(self, dim, "amax");
+  check_nonempty(self, mask, "amax");
+  return finish(fold(ReduceOp::amax, self, mask), self, mask, keepdim, self.dtype(), out, "amax");
+}
+
+Tensor amin(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
+  Dims mask = reduced_mask(self, dim, "amin");
+  check_nonempty(self, mask, "amin");
+  return finish(fold(ReduceOp::amin, self, mask), self, mask, keepdim, self.dtype(), out, "amin");
+}
+
+std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(self.numel() > 0 || dim, Runtime,
+              "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  Dims d;
+  if (dim) d.push_back(*dim);
+  if (!dim && keepdim) {
+    Dims ones(self.dim());
+    for (int64_t i = 0; i < self.dim(); ++i) ones[i] = 1;
+    return {view(amin(self, {}, false, Out{}), ones), view(amax(self, {}, false, Out{}), ones)};
+  }
+  return {amin(self, d, keepdim, Out{}), amax(self, d, keepdim, Out{})};
+}
+
+Tensor max(const Tensor& self) {
+  EMBER_CHECK(self.numel() > 0, Runtime,
+              "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+              "'dim' argument.");
+  return amax(self, {}, false, Out{});
+}
+
+Tensor min(const Tensor& self) {
+  EMBER_CHECK(self.numel() > 0, Runtime,
+              "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+              "'dim' argument.");
+  return amin(self, {}, false, Out{});
+}
+
+std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return arg_reduce(self, dim, keepdim, true, "max");
+}
+
+std::tuple<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return arg_reduce(self, dim, keepdim, false, "min");
+}
+
+Tensor max_other(const Tensor& self, const Tensor& other) { return maximum(self, other, Out{}); }
+Tensor min_other(const Tensor& self, const Tensor& other) { return minimum(self, other, Out{}); }
+
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) return arg_all(self, keepdim, true, "argmax");
+  return std::get<1>(arg_reduce(self, *dim, keepdim, true, "argmax"));
+}
+
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) return arg_all(self, keepdim, false, "argmin");
+  return std::get<1>(arg_reduce(self, *dim, keepdim, false, "argmin"));
+}
+
+// all/any return bool, except for uint8 inputs (uint8, as torch keeps for old code).
+Tensor all(const Tensor& self, std::optional<IntList> dim, bool keepdim, const Out& out) {
+  ScalarType t = self.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  return reduce(ReduceOp::all, self, dim, keepdim, t, out, "all");
+}
+
+Tensor any(const Tensor& self, std::optional<IntList> dim, bool keepdim, const Out& out) {
+  ScalarType t = self.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  return reduce(ReduceOp::any, self, dim, keepdim, t, out, "any");
+}
+
+Tensor count_nonzero(const Tensor& self, std::optional<IntList> dim) {
+  Tensor nz = ne_Tensor(self, wrapped_number(Scalar(int64_t(0))), Out{});
+  return reduce(ReduceOp::sum, nz, dim, false, ScalarType::Int64, Out{}, "count_nonzero");
+}
+
+Tensor var(const Tensor& self, bool unbiased) {
+  return variance(self, std::nullopt, unbiased ? 1 : 0, false, "var", nullptr);
+}
+Tensor var_dim(const Tensor& self, std::optional<IntList> dim, bool unbiased, bool keepdim) {
+  return variance(self, dim, unbiased ? 1 : 0, keepdim, "var", nullptr);
+}
+Tensor var_correction(const Tensor& self, std::optional<IntList> dim, std::optional<Scalar> correction, bool keepdim) {
+  return variance(self, dim, correction_of(correction, true), keepdim, "var", nullptr);
+}
+Tensor std(const Tensor& self, bool unbiased) { return sqrt(var(self, unbiased), Out{}); }
+Tensor std_dim(const Tensor& self, std::optional<IntList> dim, bool unbiased, bool keepdim) {
+  return sqrt(var_dim(self, dim, unbiased, keepdim), Out{});
+}
+Tensor std_correction(const Tensor& self, std::optional<IntList> dim, std::optional<Scalar> correction, bool keepdim) {
+  return sqrt(var_correction(self, dim, correction, keepdim), Out{});
+}
+
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<IntList> dim, std::optional<Scalar> correction,
+                                    bool keepdim) {
+  Tensor mean;
+  Tensor v = variance(self, dim, correction_of(correction, true), keepdim, "var_mean", &mean);
+  return {v, mean};
+}
+
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<IntList> dim, std::optional<Scalar> correction,
+                                    bool keepdim) {
+  Tensor mean;
+  Tensor v = variance(self, dim, correction_of(correction, true), keepdim, "std_mean", &mean);
+  return {sqrt(v, Out{}), mean};
+}
+
+// log(sum(exp(x))) from the largest element, so large inputs do not overflow.
+Tensor logsumexp(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
+  Tensor x = is_floating(self.dtype()) ? self : to_dtype(self, default_dtype(), false, false, std::nullopt);
+  Dims mask = reduced_mask(x, dim, "logsumexp");
+  if (x.numel() == 0) {
+    Tensor r = log(fold(ReduceOp::sum, exp(x, Out{}), mask), Out{});
+    return finish(r, x, mask, keepdim, x.dtype(), out, "logsumexp");
+  }
+  Tensor m = fold(ReduceOp::amax, x, mask);
+  m = masked_fill_Scalar(m, isinf(m), Scalar(0.0), Out{});
+  Tensor s = fold(ReduceOp::sum, exp(sub_Tensor(x, m, Scalar(int64_t(1))), Out{}), mask);
+  return finish(add_Tensor(log(s, Out{}), m, Scalar(int64_t(1))), x, mask, keepdim, x.dtype(), out, "logsumexp");
+}
+
+Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<IntList> dim, bool keepdim,
+                          std::optional<ScalarType> dtype, const Out& out) {
+  EMBER_CHECK(is_floating(dtype.value_or(self.dtype())), Runtime,
+              "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
+              type_name(self.dtype()));
+  Tensor x = as_dtype(self, dtype);
+  Dims mask = reduced_mask(x, dim, "linalg.vector_norm");
+  const double p = ord.to_double();
+  Tensor a = abs(x, Out{});
+  Tensor r;
+  if (std::isinf(p)) {
+    if (x.numel() == 0 || reduced_count(x, mask) == 0)
+      EMBER_CHECK(false, Runtime, "linalg.vector_norm cannot compute the ", p > 0 ? "inf" : "-inf",
+                  " norm on an empty tensor because the operation does not have an identity");
+    r = fold(p > 0 ? ReduceOp::amax : ReduceOp::amin, a, mask);
+  } else if (p == 0) {
+    r = fold(ReduceOp::sum, ne_Tensor(a, wrapped_number(Scalar(int64_t(0))), Out{}), mask);
+  } else if (p == 1) {
+    r = fold(ReduceOp::sum, a, mask);
+  } else if (p == 2) {
+    r = sqrt(fold(ReduceOp::sum, mul_Tensor(a, a, Out{}), mask), Out{});
+  } else {
+    Tensor s = fold(ReduceOp::sum, pow_Tensor(a, wrapped_number(Scalar(p)), Out{}), mask);
+    r = pow_Tensor(s, wrapped_number(Scalar(1.0 / p)), Out{});
+  }
+  return finish(r, x, mask, keepdim, x.dtype(), out, "linalg.vector_norm");
+}
+
+Tensor norm_ScalarOpt_dim(const Tensor& self, std::optional<Scalar> p, std::optional<IntList> dim, bool keepdim,
+                          std::optional<ScalarType> dtype) {
+  return linalg_vector_norm(self, p.value_or(Scalar(2.0)), dim, keepdim, dtype, Out{});
+}
+
+namespace {
+
+Tensor scan(RowOp op, const Tensor& self, int64_t dim, ScalarType out_dtype, const Out& out, const char* name) {
+  const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
+  const int64_t d = wrap_dim(dim, src.dim());
+  Tensor r = empty_tensor(src.sizes(), out_dtype);
+  if (src.numel() > 0) run_rows(op, src.dtype(), make_rows({&r, &src}, d, src.sizes()[d]));
+  if (self.dim() == 0) r = view(r, {});
+  if (!out.tensor.defined()) return r;
+  return copy_(resolve_out(out, self.sizes(), out_dtype, name), r, false);
+}
+
+std::tuple<Tensor, Tensor> cum_arg(RowOp op, const Tensor& self, int64_t dim) {
+  const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
+  const int64_t d = wrap_dim(dim, src.dim());
+  Tensor values = empty_tensor(src.sizes(), src.dtype()), indices = empty_tensor(src.sizes(), ScalarType::Int64);
+  if (src.numel() > 0) run_rows(op, src.dtype(), make_rows({&values, &indices, &src}, d, src.sizes()[d]));
+  if (self.dim() == 0) return {view(values, {}), view(indices, {})};
+  return {values, indices};
+}
+
+}  // namespace
+
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Out& out) {
+  Tensor x = as_dtype(self, dtype);
+  if (x.dtype() == ScalarType::Bool) x = to_dtype(x, ScalarType::Int64, false, false, std::nullopt);
+  return scan(RowOp::cumsum, x, dim, sum_dtype(self, dtype), out, "cumsum");
+}
+
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Out& out) {
+  Tensor x = as_dtype(self, dtype);
+  if (x.dtype() == ScalarType::Bool) x = to_dtype(x, ScalarType::Int64, false, false, std::nullopt);
+  return scan(RowOp::cumprod, x, dim, sum_dtype(self, dtype), out, "cumprod");
+}
+
+Tensor logcumsumexp(const Tensor& self, int64_t dim, const Out& out) {
+  Tensor x = is_floating(self.dtype()) ? self : to_dtype(self, default_dtype(), false, false, std::nullopt);
+  return scan(RowOp::logcumsumexp, x, dim, x.dtype(), out, "logcumsumexp");
+}
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) { return cum_arg(RowOp::cummax, self, dim); }
+std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) { return cum_arg(RowOp::cummin, self, dim); }
+
+}  // namespace ember::ops
