@@ -7,6 +7,10 @@ import pytest
 import ember
 from helpers import DTYPE_NAMES, FLOAT_NAMES, assert_same, check, make_sample as make, sample_values, torch
 
+# The declared ops this module tests (factories.yaml): see test_op_coverage.py.
+TESTED_OPS = {"arange", "empty", "empty_like", "empty_strided", "eye", "full", "full_like", "linspace",
+    "logspace", "ones", "ones_like", "zeros", "zeros_like"}
+
 LAYOUTS = ["contiguous", "transposed", "sliced", "empty", "scalar"]
 
 

@@ -12,6 +12,9 @@ import ember
 from helpers import (DTYPE_NAMES, FLOAT_NAMES, INT_NAMES, assert_same, check, make_sample as make, sample_values,
                      sample_view, torch)
 
+# The declared ops this module tests (copy.yaml but resize_): see test_op_coverage.py.
+TESTED_OPS = {"clone", "contiguous", "copy_", "fill_", "to", "zero_"}
+
 LAYOUTS = ["contiguous", "transposed", "sliced", "empty", "scalar"]
 
 

@@ -15,6 +15,9 @@ from hypothesis import given, settings, strategies as st
 
 from helpers import DTYPE_NAMES, SHAPE_LAYOUTS as LAYOUTS, check, make_tensor as make, nested
 
+# The declared ops this module tests (indexing.yaml): see test_op_coverage.py.
+TESTED_OPS = {"index_put", "index_put_", "nonzero"}
+
 
 # ---------------------------------------------------------------------------- inputs
 def mask(lib, shape, seed=0):

@@ -8,6 +8,10 @@ import pytest
 import ember
 from helpers import DTYPE_NAMES, FLOAT_NAMES, check, torch
 
+# The declared ops this module tests (random.yaml): see test_op_coverage.py.
+TESTED_OPS = {"normal", "normal_", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
+    "randperm", "uniform_"}
+
 N = 100_000
 
 

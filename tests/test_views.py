@@ -18,6 +18,12 @@ from hypothesis import given, settings, strategies as st
 import ember
 from helpers import DTYPE_NAMES, SHAPE_LAYOUTS as LAYOUTS, check, make_tensor as make, torch
 
+# The declared ops this module tests (views.yaml; contiguous, clone of copy.yaml): test_op_coverage.py.
+TESTED_OPS = {"as_strided", "broadcast_to", "chunk", "clone", "contiguous", "diagonal", "expand",
+    "expand_as", "flatten", "moveaxis", "movedim", "narrow", "permute", "reshape", "reshape_as", "select",
+    "split", "squeeze", "swapaxes", "swapdims", "t", "transpose", "unbind", "unflatten", "unfold",
+    "unsqueeze", "view", "view_as"}
+
 
 # ---------------------------------------------------------------------------- inputs
 def sptr(t):

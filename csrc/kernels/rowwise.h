@@ -6,18 +6,20 @@
 //   cumsum/cumprod: {out (Acc), in (T)}: Acc = int64 for integral T, else T.
 //   cummax/cummin:  {values (T), indices (int64), in (T)}
 //   logcumsumexp:   {out (T), in (T)}, floating T.
+//   sort:           {values (T), indices (int64), in (T)}, stable; NaN sorts as largest.
 #pragma once
 #include "core/dtype.h"
 #include "kernels/loops.h"
 
 namespace ember::kernels::rowwise {
 
-enum class RowOp : uint8_t { argmax, argmin, cumsum, cumprod, cummax, cummin, logcumsumexp };
+enum class RowOp : uint8_t { argmax, argmin, cumsum, cumprod, cummax, cummin, logcumsumexp, sort };
 
 struct Rows {
   Loop loop;                    // over the rows
   int64_t dim_strides[kMaxOperands];  // bytes, along the dim
   int64_t length;               // elements per row
+  bool descending = false;      // sort
 };
 
 template <class T>

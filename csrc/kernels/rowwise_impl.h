@@ -1,5 +1,8 @@
 #pragma once
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 #include "kernels/math.h"
 #include "kernels/rowwise.h"
 
@@ -15,6 +18,27 @@ inline bool better(C a, C b) {
   return Max ? b < a : a < b;
 }
 
+// A contiguous row in two passes the compiler vectorizes: the extreme value (and
+// whether a NaN occurs), then the first index holding it.
+template <class T, bool Max>
+int64_t arg_contiguous(const T* a, int64_t n, T* value) {
+  T m = a[0];
+  bool nan = false;
+  for (int64_t i = 1; i < n; ++i) {
+    m = (Max ? a[i] > m : a[i] < m) ? a[i] : m;
+    if constexpr (std::is_floating_point_v<T>) nan |= a[i] != a[i];
+  }
+  if constexpr (std::is_floating_point_v<T>) nan |= a[0] != a[0];
+  int64_t i = 0;
+  if (nan) {
+    while (a[i] == a[i]) ++i;
+  } else {
+    while (a[i] != m) ++i;
+  }
+  *value = a[i];
+  return i;
+}
+
 template <class T, bool Max>
 void arg_rows(const Rows& r) {
   using C = compute_t<T>;
@@ -22,6 +46,14 @@ void arg_rows(const Rows& r) {
   run_loop(r.loop, [&](char** p, const int64_t* s, int64_t count) {
     for (int64_t k = 0; k < count; ++k) {
       const char* in = p[2] + k * s[2];
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        if (sv == int64_t(sizeof(T))) {
+          T best;
+          at<int64_t>(p[1], s[1], k) = arg_contiguous<T, Max>(reinterpret_cast<const T*>(in), n, &best);
+          at<T>(p[0], s[0], k) = best;
+          continue;
+        }
+      }
       C best = C(load<T>(in));
       int64_t best_i = 0;
       for (int64_t i = 1; i < n; ++i) {
@@ -99,6 +131,40 @@ void scan_rows(RowOp op, const Rows& r) {
 }
 
 template <class T>
+void sort_rows(const Rows& r) {
+  using C = compute_t<T>;
+  const int64_t n = r.length;
+  const int64_t so = r.dim_strides[0], si = r.dim_strides[1], sv = r.dim_strides[2];
+  const bool desc = r.descending;
+  run_loop(r.loop, [&](char** p, const int64_t* s, int64_t count) {
+    std::vector<std::pair<C, int64_t>> row(n);
+    for (int64_t k = 0; k < count; ++k) {
+      const char* in = p[2] + k * s[2];
+      for (int64_t i = 0; i < n; ++i) row[i] = {C(load<T>(in + i * sv)), i};
+      // NaN is larger than everything; ties keep their order
+      auto less = [](C a, C b) {
+        if constexpr (std::is_floating_point_v<C>) {
+          if (b != b) return a == a;
+          if (a != a) return false;
+        }
+        return a < b;
+      };
+      if (desc) {
+        std::stable_sort(row.begin(), row.end(), [&](const auto& a, const auto& b) { return less(b.first, a.first); });
+      } else {
+        std::stable_sort(row.begin(), row.end(), [&](const auto& a, const auto& b) { return less(a.first, b.first); });
+      }
+      char* out = p[0] + k * s[0];
+      char* idx = p[1] + k * s[1];
+      for (int64_t i = 0; i < n; ++i) {
+        *reinterpret_cast<T*>(out + i * so) = cast<T>(row[i].first);
+        *reinterpret_cast<int64_t*>(idx + i * si) = row[i].second;
+      }
+    }
+  }, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1) / 16));
+}
+
+template <class T>
 void Kernels<T>::run(RowOp op, const Rows& rows) {
   switch (op) {
     case RowOp::argmax: return arg_rows<T, true>(rows);
@@ -108,6 +174,7 @@ void Kernels<T>::run(RowOp op, const Rows& rows) {
     case RowOp::cumsum:
     case RowOp::cumprod:
     case RowOp::logcumsumexp: return scan_rows<T>(op, rows);
+    case RowOp::sort: return sort_rows<T>(rows);
   }
 }
 

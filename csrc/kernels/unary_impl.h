@@ -21,7 +21,7 @@ inline C float_only(double v) {
 }
 
 EMBER_UNARY(neg, neg_wrap(x))
-EMBER_UNARY(abs, (x < C(0) ? neg_wrap(x) : x))
+EMBER_UNARY(abs, (x < C(0) ? neg_wrap(x) : x == C(0) ? C(0) : x))  // abs(-0.0) is +0.0
 EMBER_UNARY(sign, (C((C(0) < x)) - C((x < C(0)))))
 EMBER_UNARY(square, mul_wrap(x, x))
 EMBER_UNARY(relu, (x > C(0) || x != x ? x : C(0)))

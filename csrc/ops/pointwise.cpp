@@ -40,9 +40,9 @@ Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha, 
   EMBER_CHECK(!(self.dtype() == ScalarType::Bool && other.dtype() == ScalarType::Bool), Runtime,
               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
               "`logical_xor()` operator instead.");
-  EMBER_CHECK(self.dtype() != ScalarType::Bool || other.impl()->wrapped_number || other.dtype() != ScalarType::Bool,
-              Runtime, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
-              "invert a mask, use the `~` or `logical_not()` operator instead.");
+  EMBER_CHECK(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool, Runtime,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+              "mask, use the `~` or `logical_not()` operator instead.");
   check_alpha(self, other, alpha);
   return binary(BinaryOp::sub, {"sub"}, self, other, {alpha}, out);
 }
@@ -54,8 +54,10 @@ Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 Tensor div_Tensor_mode(const Tensor& self, const Tensor& other, std::optional<std::string> rounding_mode,
                        const Out& out) {
   if (!rounding_mode) return binary(BinaryOp::div, {"div", Promote::Float}, self, other, {}, out);
-  if (*rounding_mode == "trunc") return binary(BinaryOp::div_trunc, {"div_trunc"}, self, other, {}, out);
-  if (*rounding_mode == "floor") return binary(BinaryOp::div_floor, {"div_floor"}, self, other, {}, out);
+  if (*rounding_mode == "trunc")
+    return binary(BinaryOp::div_trunc, {"div_trunc", Promote::Common, DTypes::NoBool}, self, other, {}, out);
+  if (*rounding_mode == "floor")
+    return binary(BinaryOp::div_floor, {"div_floor", Promote::Common, DTypes::NoBool}, self, other, {}, out);
   fail(ErrorKind::Runtime, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
        *rounding_mode, "'");
 }
@@ -64,7 +66,9 @@ Tensor pow_Tensor(const Tensor& self, const Tensor& exponent, const Out& out) {
   if (exponent.impl()->wrapped_number && exponent.dtype() == ScalarType::Int64)
     EMBER_CHECK(!(is_integral(common_dtype(self, exponent), true) && item(exponent).to_int64() < 0), Runtime,
                 "Integers to negative integer powers are not allowed.");
-  return binary(BinaryOp::pow, {"pow"}, self, exponent, {}, out);
+  // bool ** bool has no kernel in torch; a Python number exponent is fine
+  const DTypes dtypes = exponent.impl()->wrapped_number ? DTypes::All : DTypes::NoBool;
+  return binary(BinaryOp::pow, {"pow", Promote::Common, dtypes}, self, exponent, {}, out);
 }
 
 Tensor float_power(const Tensor& self, const Tensor& exponent, const Out& out) {
@@ -135,10 +139,10 @@ Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
   return ternary(TernaryOp::addcdiv, {"addcdiv"}, self, tensor1, tensor2, {value}, out);
 }
 
-Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other, const Out& out) {
+Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
   Spec spec{"where"};
   spec.condition = true;
-  return ternary(TernaryOp::where, spec, condition, self, other, {}, out);
+  return ternary(TernaryOp::where, spec, condition, self, other, {}, Out{});
 }
 
 Tensor masked_fill_Scalar(const Tensor& self, const Tensor& mask, const Scalar& value, const Out& out) {

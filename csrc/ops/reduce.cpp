@@ -91,6 +91,22 @@ Tensor fold(ReduceOp op, const Tensor& self, const Dims& mask) {
     using K = kernels::reduce::Kernels<T>;
     K::init(op, acc.data(), nout);
     if (self.numel() == 0) return;
+    if (self.is_contiguous() && nout == 1 && self.numel() < kGrainSize) {
+      // a small full reduction: one contiguous run, no views or loop planning
+      check_bounds(self);
+      kernels::Loop loop;
+      loop.nops = 2;
+      loop.ndim = 1;
+      loop.numel = loop.shape[0] = self.numel();
+      loop.strides[0][0] = self.itemsize();
+      loop.strides[0][1] = 0;
+      loop.data[0] = self.data();
+      loop.data[1] = acc.data();
+      loop.storages[0] = self.storage().get();
+      loop.storages[1] = acc.storage().get();
+      K::run(op, loop, 0, loop.numel);
+      return;
+    }
     Dims strides(self.dim());
     int64_t step = 1;
     for (int64_t d = self.dim() - 1; d >= 0; --d) {
@@ -142,7 +158,9 @@ Tensor finish(const Tensor& acc, const Tensor& self, const Dims& mask, bool keep
     Tensor dst = resolve_out(out, shape, dtype, op);
     return copy_(dst, r, false);
   }
-  return r.dtype() == dtype ? r : to_dtype(r, dtype, false, false, std::nullopt);
+  if (r.dtype() == dtype) return r;
+  if (r.dim() == 0) return scalar_tensor(item(r), dtype);  // cheaper than a converting copy
+  return to_dtype(r, dtype, false, false, std::nullopt);
 }
 
 ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
@@ -196,6 +214,7 @@ void run_rows(RowOp op, ScalarType t, const kernels::rowwise::Rows& rows) {
 
 // max/min/argmax/argmin along one dim: (values, indices) shaped with dim kept as 1.
 std::tuple<Tensor, Tensor> arg_reduce(const Tensor& self, int64_t dim, bool keepdim, bool is_max, const char* op) {
+  EMBER_CHECK(self.dtype() != ScalarType::Bool || op[0] != 'a', NotImplemented, "\"", op, "_cpu\" not implemented for 'Bool'");
   const int64_t d = wrap_dim(dim, self.dim());
   const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
   EMBER_CHECK(src.sizes()[d] != 0, Index, op, "(): Expected reduction dim ", d, " to have non-zero size.");
@@ -450,8 +469,11 @@ namespace {
 Tensor scan(RowOp op, const Tensor& self, int64_t dim, ScalarType out_dtype, const Out& out, const char* name) {
   const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
   const int64_t d = wrap_dim(dim, src.dim());
-  Tensor r = empty_tensor(src.sizes(), out_dtype);
+  // the kernel writes int64 for integral inputs, the input dtype otherwise
+  const ScalarType kernel_t = is_integral(src.dtype(), true) ? ScalarType::Int64 : src.dtype();
+  Tensor r = empty_tensor(src.sizes(), kernel_t);
   if (src.numel() > 0) run_rows(op, src.dtype(), make_rows({&r, &src}, d, src.sizes()[d]));
+  if (kernel_t != out_dtype) r = to_dtype(r, out_dtype, false, false, std::nullopt);
   if (self.dim() == 0) r = view(r, {});
   if (!out.tensor.defined()) return r;
   return copy_(resolve_out(out, self.sizes(), out_dtype, name), r, false);
