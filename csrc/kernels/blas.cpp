@@ -21,10 +21,10 @@ class Loader {
   Loader(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
 
   template <class F>
-  void get(F& fn, const char* name) {
+  void get(F& fn, const char* name, bool required = true) {
     void* p = dlsym(handle_, (std::string("scipy_") + name).c_str());
     if (!p) p = dlsym(handle_, name);
-    EMBER_CHECK(p, Runtime, "ember could not find the BLAS/LAPACK function ", name, " in ", path_);
+    EMBER_CHECK(p || !required, Runtime, "ember could not find the BLAS/LAPACK function ", name, " in ", path_);
     fn = reinterpret_cast<F>(p);
   }
 
@@ -32,6 +32,7 @@ class Loader {
   void routines(Routines<T>& r, char t) {
     const std::string s(1, t);
     get(r.gemm, ("cblas_" + s + "gemm").c_str());
+    get(r.gemm_batch, ("cblas_" + s + "gemm_batch").c_str(), false);
     get(r.gemv, ("cblas_" + s + "gemv").c_str());
     get(r.dot, ("cblas_" + s + "dot").c_str());
     Lapack<T>& l = r.lapack;

@@ -18,6 +18,11 @@ constexpr int kLapackColMajor = 102;
 template <class T>
 using gemm_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int, T,
                          T*, blas_int);
+// The group interface with one group: every batch entry shares shape, flags and factors.
+template <class T>
+using gemm_batch_fn = void (*)(int, const int*, const int*, const blas_int*, const blas_int*, const blas_int*,
+                               const T*, const T**, const blas_int*, const T**, const blas_int*, const T*, T**,
+                               const blas_int*, blas_int, const blas_int*);
 template <class T>
 using gemv_fn = void (*)(int, int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int, T, T*, blas_int);
 template <class T>
@@ -40,6 +45,7 @@ struct Lapack {
 template <class T>
 struct Routines {
   gemm_fn<T> gemm;
+  gemm_batch_fn<T> gemm_batch;  // null in OpenBLAS before 0.3.27 (then a loop of gemm)
   gemv_fn<T> gemv;
   dot_fn<T> dot;
   Lapack<T> lapack;

@@ -145,6 +145,21 @@ void blas_gemm(const kernels::matmul::Gemm& g, int ta, int64_t lda, int tb, int6
   const auto& r = blas::routines<T>();
   const T al = static_cast<T>(alpha.to_double()), be = static_cast<T>(beta.to_double());
   PinnedWork work({&a, &b, &c}, saturating_work(g.batch() * g.m, g.n, g.k));
+  if (r.gemm_batch && g.batch() > 1 && blas_int(g.batch()) == g.batch()) {
+    // One call for the batch: OpenBLAS spreads small products across its threads.
+    std::vector<const T*> pa(size_t(g.batch())), pb(size_t(g.batch()));
+    std::vector<T*> pc(size_t(g.batch()));
+    for (int64_t e = 0; e < g.batch(); ++e) {
+      pa[e] = reinterpret_cast<const T*>(g.a + g.a_off[e]);
+      pb[e] = reinterpret_cast<const T*>(g.b + g.b_off[e]);
+      pc[e] = reinterpret_cast<T*>(g.c + g.c_off[e]);
+    }
+    const blas_int m = blas_int(g.m), n = blas_int(g.n), k = blas_int(g.k), la = blas_int(lda), lb = blas_int(ldb),
+                   lc = blas_int(g.c_rs), size = blas_int(g.batch());
+    r.gemm_batch(blas::kRowMajor, &ta, &tb, &m, &n, &k, &al, pa.data(), &la, pb.data(), &lb, &be, pc.data(), &lc, 1,
+                 &size);
+    return;
+  }
   for (int64_t e = 0; e < g.batch(); ++e) {
     r.gemm(blas::kRowMajor, ta, tb, blas_int(g.m), blas_int(g.n), blas_int(g.k), al,
            reinterpret_cast<const T*>(g.a + g.a_off[e]), blas_int(lda), reinterpret_cast<const T*>(g.b + g.b_off[e]),
