@@ -404,21 +404,36 @@ def run_python(code):
     return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
-def test_blas_is_loaded_on_first_use_and_follows_num_threads():
+def test_blas_is_loaded_on_first_use_and_single_threaded():
+    # ember splits products across its own pool: see Note [ember threads BLAS]
     out = run_python(
         "import ember, sys\n"
         "maps = lambda: open('/proc/self/maps').read()\n"
         "print('openblas' in maps(), 'scipy_openblas32' in sys.modules)\n"
-        "ember.set_num_threads(1)\n"
         "ember.mm(ember.ones(2, 2), ember.ones(2, 2))\n"
         "print('openblas' in maps())\n"
         "import ctypes, ember.linalg as L\n"
         "lib = ctypes.CDLL(L._blas_library_path())\n"
         "print(lib.scipy_openblas_get_num_threads())\n"
-        "ember.set_num_threads(2)\n"
-        "ember.mm(ember.ones(2, 2), ember.ones(2, 2))\n"
-        "print(lib.scipy_openblas_get_num_threads())\n")
-    assert out.split() == ["False", "False", "True", "1", "2"]
+        "ember.set_num_threads(1)\n"
+        "a = ember.rand(300, 200)\n"
+        "print(ember.allclose(a @ a.t(), ember.mm(a, a.t().contiguous())) if hasattr(ember, 'allclose') else True)\n")
+    assert out.split() == ["False", "False", "True", "1", "True"]
+
+
+def test_products_split_across_threads_match_single_thread():
+    # each product at least 2 * 2^18 multiply-adds, so it is split when alone
+    a, b = data((3, 130, 64), "float64"), data((64, 90), "float64", seed=1)
+    c, d = data((20, 300), "float64", "transposed", 2), data((300, 130), "float64", seed=3)
+    for threads in [1, 2]:
+        old = ember.get_num_threads()
+        ember.set_num_threads(threads)
+        try:
+            check(lambda lib: lib.matmul(on(lib, a), on(lib, b)), tol=1e-10)  # batch entries
+            check(lambda lib: lib.mm(on(lib, a[0]), on(lib, b)), tol=1e-10)  # row blocks
+            check(lambda lib: lib.mm(on(lib, c), on(lib, d)), tol=1e-10)  # column blocks
+        finally:
+            ember.set_num_threads(old)
 
 
 def test_blas_missing_is_a_clear_error():
@@ -428,3 +443,66 @@ def test_blas_missing_is_a_clear_error():
             "except RuntimeError as e:\n    print('scipy-openblas32' in str(e))\n"
             "print(ember.mm(ember.ones(2, 2, dtype=ember.int64), ember.ones(2, 2, dtype=ember.int64)).tolist())\n")
     assert run_python(code).split()[0] == "True"
+
+
+# ---------------------------------------------------------------------------- composed in Python
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ii", [(3, 3)]), ("ii->i", [(3, 3)]),
+    ("ij->ji", [(2, 3)]), ("ij->", [(2, 3)]), ("bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]), ("i,i", [(3,), (3,)]),
+    ("i,j->ij", [(3,), (4,)]), ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 5)]), ("i,j,k->ijk", [(2,), (3,), (4,)]),
+    ("ijk,ikl,ilm->ijm", [(2, 3, 4), (2, 4, 5), (2, 5, 6)]), ("ij,ij->ij", [(2, 3), (2, 3)]),
+    ("ij, ij ->", [(2, 3), (2, 3)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]), ("ji", [(2, 3)]),
+    ("ij,kj->ik", [(0, 3), (4, 3)]), ("i...->...", [(2, 3, 4)]), ("iij->j", [(3, 3, 2)]), ("i,i", [(1,), (3,)]),
+    ("ij,j->i", [(2, 0), (0,)]),
+    # errors
+    ("ij,jk->ik", [(2, 3), (4, 4)]), ("ij->k", [(2, 3)]), ("ii", [(2, 3)]), ("ij,jk", [(2, 3)]), ("ij", [(2, 3, 4)]),
+]
+
+
+@pytest.mark.parametrize("case", EINSUM_CASES, ids=lambda c: c[0] + str(c[1]))
+def test_einsum(case):
+    eq, shapes = case
+    ts = [data(s, "float64", seed=i) for i, s in enumerate(shapes)]
+    check(lambda lib: lib.einsum(eq, *[on(lib, t) for t in ts]), tol=1e-10)
+    check(lambda lib: lib.einsum(eq, [on(lib, t) for t in ts]), tol=1e-10)
+
+
+def test_einsum_integer_and_dtype_error():
+    check(lambda lib: lib.einsum("i,i", lib.tensor([1, 2]), lib.tensor([3, 4])))
+    check(lambda lib: lib.einsum("ij,jk", lib.ones(2, 3), lib.ones(3, 4, dtype=lib.float64)))
+
+
+TENSORDOT_CASES = [((2, 3, 4), (3, 4, 5), 2), ((2, 3, 4), (4, 5), 1), ((2, 3), (4, 5), 0), ((2, 3), (3, 2), ([0, 1], [1, 0])),
+                   ((2, 3), (3, 4), ([1], [0])), ((2, 3), (3, 4), (1, 0)),
+                   ((2, 3, 4), (3, 4, 5), 1), ((2, 3), (3, 4), -1), ((2, 3), (3, 4), 3), ((2, 3), (3, 4), ([1], [1]))]
+
+
+@pytest.mark.parametrize("case", TENSORDOT_CASES, ids=str)
+def test_tensordot(case):
+    sa, sb, dims = case
+    a, b = data(sa, "float64"), data(sb, "float64", seed=1)
+    check(lambda lib: lib.tensordot(on(lib, a), on(lib, b), dims=dims), tol=1e-10)
+    check(lambda lib: lib.tensordot(lib.ones(2, 3), lib.ones(3, 4, dtype=lib.float64), dims=1))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, -1, -2])
+def test_matrix_power(n):
+    A = data((2, 3, 3), "float64") + 3 * torch.eye(3, dtype=torch.float64)
+    check(lambda lib: lib.linalg.matrix_power(on(lib, A), n), tol=1e-9)
+    if n >= 0:
+        check(lambda lib: lib.linalg.matrix_power(lib.tensor([[1, 1], [0, 1]]), n))
+    check(lambda lib: lib.linalg.matrix_power(lib.ones(2, 3), n))
+    check(lambda lib: lib.linalg.matrix_power(lib.ones(3), n))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3), (0, 3)], ids=str)
+def test_pinv_matrix_rank(shape):
+    A = data(shape, "float64")
+    low_rank = data(shape[:-1] + (1,), "float64") @ data((1, shape[-1]), "float64", seed=1)
+    for M in [A, low_rank]:
+        check(lambda lib: lib.linalg.pinv(on(lib, M)), tol=1e-8)
+        check(lambda lib: lib.linalg.matrix_rank(on(lib, M)))
+        check(lambda lib: lib.linalg.matrix_rank(on(lib, M), atol=0.5, rtol=0.0))
+        check(lambda lib: lib.linalg.pinv(on(lib, M), rtol=0.5), tol=1e-8)
+    S = spd(3)
+    check(lambda lib: lib.linalg.matrix_rank(on(lib, S), hermitian=True))

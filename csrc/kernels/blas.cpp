@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <mutex>
 #include "core/error.h"
-#include "core/parallel.h"
 
 namespace ember::blas {
 namespace {
@@ -14,7 +13,6 @@ namespace {
 std::atomic<std::string (*)()> g_locator{nullptr};
 std::atomic<const Library*> g_library{nullptr};
 std::mutex g_load_mutex;
-std::atomic<int> g_threads{0};  // what OpenBLAS was last told
 
 class Loader {
  public:
@@ -32,7 +30,6 @@ class Loader {
   void routines(Routines<T>& r, char t) {
     const std::string s(1, t);
     get(r.gemm, ("cblas_" + s + "gemm").c_str());
-    get(r.gemm_batch, ("cblas_" + s + "gemm_batch").c_str(), false);
     get(r.gemv, ("cblas_" + s + "gemv").c_str());
     get(r.dot, ("cblas_" + s + "dot").c_str());
     Lapack<T>& l = r.lapack;
@@ -92,14 +89,9 @@ const Library& library() {
     lib = g_library.load(std::memory_order_acquire);
     if (!lib) {
       lib = load(path);
+      lib->set_num_threads(1);  // See Note [ember threads BLAS] in ops/linalg.cpp
       g_library.store(lib, std::memory_order_release);
     }
-  }
-  const int n = get_num_threads();
-  if (g_threads.load(std::memory_order_relaxed) != n) {
-    std::lock_guard<std::mutex> lock(g_load_mutex);
-    lib->set_num_threads(n);
-    g_threads.store(n, std::memory_order_relaxed);
   }
   return *lib;
 }

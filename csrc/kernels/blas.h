@@ -18,11 +18,6 @@ constexpr int kLapackColMajor = 102;
 template <class T>
 using gemm_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int, T,
                          T*, blas_int);
-// The group interface with one group: every batch entry shares shape, flags and factors.
-template <class T>
-using gemm_batch_fn = void (*)(int, const int*, const int*, const blas_int*, const blas_int*, const blas_int*,
-                               const T*, const T**, const blas_int*, const T**, const blas_int*, const T*, T**,
-                               const blas_int*, blas_int, const blas_int*);
 template <class T>
 using gemv_fn = void (*)(int, int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int, T, T*, blas_int);
 template <class T>
@@ -45,7 +40,6 @@ struct Lapack {
 template <class T>
 struct Routines {
   gemm_fn<T> gemm;
-  gemm_batch_fn<T> gemm_batch;  // null in OpenBLAS before 0.3.27 (then a loop of gemm)
   gemv_fn<T> gemv;
   dot_fn<T> dot;
   Lapack<T> lapack;
@@ -58,8 +52,8 @@ struct Library {
 };
 
 // The library, loaded once (thread-safe); RuntimeError naming what is missing when it
-// cannot be loaded (a later call tries again). Also sets OpenBLAS's thread count to
-// ember's get_num_threads() whenever that changed since the last call.
+// cannot be loaded (a later call tries again). OpenBLAS is set to one thread: ember
+// splits the work itself (see Note [ember threads BLAS] in ops/linalg.cpp).
 const Library& library();
 
 template <class T>

@@ -139,32 +139,52 @@ std::vector<int64_t> batch_offsets(const Tensor& t, IntList batch) {
   return out;
 }
 
+// Note [ember threads BLAS]
+// OpenBLAS runs single-threaded (blas::library() sets it once); ember splits products
+// across its own pool, whose workers sleep instead of spinning. With OpenBLAS's threads,
+// a product slowed 20-100x while another process kept a core busy (bmm 64x128²: 0.13
+// GFLOP/s against torch's 13), and its batch call splits even tiny batches (35 2x3x4
+// products: 5 us alone, 150 ms busy). Work items are batch entries, or blocks of rows
+// (or columns, whichever are more) when there are fewer entries than threads.
+constexpr int64_t kGemmGrainWork = int64_t(1) << 18;  // multiply-adds per work item at least
+
 template <class T>
 void blas_gemm(const kernels::matmul::Gemm& g, int ta, int64_t lda, int tb, int64_t ldb, const Scalar& alpha,
                const Scalar& beta, const Tensor& a, const Tensor& b, const Tensor& c) {
   const auto& r = blas::routines<T>();
   const T al = static_cast<T>(alpha.to_double()), be = static_cast<T>(beta.to_double());
-  PinnedWork work({&a, &b, &c}, saturating_work(g.batch() * g.m, g.n, g.k));
-  if (r.gemm_batch && g.batch() > 1 && blas_int(g.batch()) == g.batch()) {
-    // One call for the batch: OpenBLAS spreads small products across its threads.
-    std::vector<const T*> pa(size_t(g.batch())), pb(size_t(g.batch()));
-    std::vector<T*> pc(size_t(g.batch()));
-    for (int64_t e = 0; e < g.batch(); ++e) {
-      pa[e] = reinterpret_cast<const T*>(g.a + g.a_off[e]);
-      pb[e] = reinterpret_cast<const T*>(g.b + g.b_off[e]);
-      pc[e] = reinterpret_cast<T*>(g.c + g.c_off[e]);
+  const int64_t per_entry = saturating_work(g.m, g.n, g.k);
+  PinnedWork work({&a, &b, &c}, saturating_work(g.batch(), g.m, g.n * g.k));
+  const int64_t threads = get_num_threads();
+  int64_t blocks = 1;  // blocks per entry
+  if (g.batch() < threads && per_entry >= 2 * kGemmGrainWork)
+    blocks = std::min<int64_t>({threads, std::max(g.m, g.n), per_entry / kGemmGrainWork});
+  const bool by_rows = g.m >= g.n;
+  const int64_t span = by_rows ? g.m : g.n;
+  const int64_t items = g.batch() * blocks;
+  const int64_t grain = std::max<int64_t>(1, kGemmGrainWork / std::max<int64_t>(1, per_entry / blocks));
+  parallel_for(0, items, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t e = it / blocks, blk = it % blocks;
+      const int64_t lo = span * blk / blocks, hi = span * (blk + 1) / blocks;
+      if (hi <= lo) continue;
+      const T* pa = reinterpret_cast<const T*>(g.a + g.a_off[e]);
+      const T* pb = reinterpret_cast<const T*>(g.b + g.b_off[e]);
+      T* pc = reinterpret_cast<T*>(g.c + g.c_off[e]);
+      int64_t m = g.m, n = g.n;
+      if (by_rows) {  // rows lo..hi of A and C
+        pa += ta == blas::kNoTrans ? lo * lda : lo;
+        pc += lo * g.c_rs;
+        m = hi - lo;
+      } else {  // columns lo..hi of B and C
+        pb += tb == blas::kNoTrans ? lo : lo * ldb;
+        pc += lo;
+        n = hi - lo;
+      }
+      r.gemm(blas::kRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(g.k), al, pa, blas_int(lda), pb,
+             blas_int(ldb), be, pc, blas_int(g.c_rs));
     }
-    const blas_int m = blas_int(g.m), n = blas_int(g.n), k = blas_int(g.k), la = blas_int(lda), lb = blas_int(ldb),
-                   lc = blas_int(g.c_rs), size = blas_int(g.batch());
-    r.gemm_batch(blas::kRowMajor, &ta, &tb, &m, &n, &k, &al, pa.data(), &la, pb.data(), &lb, &be, pc.data(), &lc, 1,
-                 &size);
-    return;
-  }
-  for (int64_t e = 0; e < g.batch(); ++e) {
-    r.gemm(blas::kRowMajor, ta, tb, blas_int(g.m), blas_int(g.n), blas_int(g.k), al,
-           reinterpret_cast<const T*>(g.a + g.a_off[e]), blas_int(lda), reinterpret_cast<const T*>(g.b + g.b_off[e]),
-           blas_int(ldb), be, reinterpret_cast<T*>(g.c + g.c_off[e]), blas_int(g.c_rs));
-  }
+  });
 }
 
 // out[..., m, n] = beta * out + alpha * a[..., m, k] @ b[..., k, n]. The three have the
