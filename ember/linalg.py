@@ -73,6 +73,7 @@ det = _C.linalg_det
 cholesky = _C.linalg_cholesky
 svdvals = _C.linalg_svdvals
 eigvalsh = _C.linalg_eigvalsh
+vector_norm = _C.linalg_vector_norm  # declarations/ops/reductions.yaml
 
 
 def slogdet(A):
