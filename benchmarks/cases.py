@@ -206,6 +206,29 @@ def add_transposed_numpy(np):
     return lambda: a.T + b
 
 
+# --- matrix products (issue 3) ------------------------------------------------------
+
+def matmul_square(n, dtype):
+    def setup(lib):  # torch and numpy spell this alike
+        a = lib.full((n, n), 0.5, dtype=getattr(lib, dtype))
+        b = lib.full((n, n), 0.25, dtype=getattr(lib, dtype))
+        return lambda: lib.matmul(a, b)
+    return setup
+
+
+BMM_BATCH, BMM_N = 64, 128
+
+
+def bmm_batch(torch):
+    a = torch.full((BMM_BATCH, BMM_N, BMM_N), 0.5, dtype=torch.float32)
+    return lambda: torch.bmm(a, a)
+
+
+def bmm_batch_numpy(np):
+    a = np.full((BMM_BATCH, BMM_N, BMM_N), 0.5, dtype=np.float32)
+    return lambda: np.matmul(a, a)
+
+
 # --- the table -------------------------------------------------------------------------
 
 CASES: list[Case] = [
@@ -229,4 +252,12 @@ CASES: list[Case] = [
     Case("a.sum() 16M float32", torch=sum_big, numpy=sum_big, bytes=4 * N_EW),
     Case("a.max(1) 4096²", torch=max_dim, numpy=max_dim_numpy, bytes=4 * 4096 * 4096),
     Case("a.t() + b 4096²", torch=add_transposed, numpy=add_transposed_numpy, bytes=3 * 4 * 4096 * 4096),
+    Case("matmul float32 1024²", torch=matmul_square(1024, "float32"), numpy=matmul_square(1024, "float32"),
+         flops=2 * 1024**3),
+    Case("matmul float32 4096²", torch=matmul_square(4096, "float32"), numpy=matmul_square(4096, "float32"),
+         flops=2 * 4096**3),
+    Case("matmul float64 1024²", torch=matmul_square(1024, "float64"), numpy=matmul_square(1024, "float64"),
+         flops=2 * 1024**3),
+    Case(f"bmm float32 {BMM_BATCH}x{BMM_N}²", torch=bmm_batch, numpy=bmm_batch_numpy,
+         flops=2 * BMM_BATCH * BMM_N**3),
 ]

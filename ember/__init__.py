@@ -16,7 +16,8 @@ from ._finfo import finfo, iinfo
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
 from .storage import TypedStorage, UntypedStorage
-from . import _legacy, storage as _storage
+from . import _legacy, linalg, storage as _storage
+from .linalg import einsum, tensordot
 
 _C._set_tensor_class(Tensor)
 _C._set_constants(_constants_cpu := device("cpu"), device, strided, contiguous_format, preserve_format,

@@ -3,6 +3,7 @@
 #include <exception>
 #include <new>
 #include "core/error.h"
+#include "core/linalg_error.h"
 
 namespace ember::python {
 
@@ -11,6 +12,9 @@ PyObject* set_python_error() {
     throw;
   } catch (const PythonError&) {
     // already set
+  } catch (const LinAlgError& e) {
+    PyObject* type = linalg_error_type();
+    PyErr_SetString(type ? type : PyExc_RuntimeError, e.what());
   } catch (const Error& e) {
     PyObject* type = PyExc_RuntimeError;
     switch (e.kind()) {

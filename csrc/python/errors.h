@@ -11,6 +11,8 @@ struct PythonError {};
 
 // Sets the Python exception for the in-flight C++ exception; returns nullptr.
 PyObject* set_python_error();
+// ember._C._LinAlgError (ember.linalg.LinAlgError), raised for C++ LinAlgErrors.
+PyObject* linalg_error_type();
 // The same for slots returning int.
 int set_python_error_int();
 

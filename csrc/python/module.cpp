@@ -200,7 +200,8 @@ PyMODINIT_FUNC PyInit__C() {
   PyObject* module = PyModule_Create(&module_def);
   if (!module) return nullptr;
   try {
-    for (auto init : {init_dtypes, init_tensor_type, init_storage_type, init_generator_type, init_module_functions})
+    for (auto init : {init_dtypes, init_tensor_type, init_storage_type, init_generator_type, init_module_functions,
+                      init_linalg})
       init(module);
   } catch (...) {
     Py_DECREF(module);

@@ -80,6 +80,7 @@ void init_storage_type(PyObject* module);
 void init_generator_type(PyObject* module);
 void init_dtypes(PyObject* module);
 void init_module_functions(PyObject* module);
+void init_linalg(PyObject* module);
 // The [] operator (csrc/python/indexing.cpp).
 PyObject* tensor_getitem(PyObject* self, PyObject* key);
 int tensor_setitem(PyObject* self, PyObject* key, PyObject* value);

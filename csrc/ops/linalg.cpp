@@ -1,0 +1,939 @@
+// Matrix products and linear algebra. See declarations/ops/linalg.yaml.
+//
+// float32/float64 products go to OpenBLAS's gemm (loaded on first use, kernels/blas.h),
+// with transpose flags for any operand that has one unit stride; other layouts are
+// copied first. The other dtypes use the matmul kernel family. LAPACK routines work on
+// column-major copies (one per batch entry), so their results come out column-major
+// as torch's do. Errors the input matrix causes (singular, not positive definite) are
+// LinAlgErrors (core/linalg_error.h), which Python sees as ember.linalg.LinAlgError.
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <vector>
+#include "core/linalg_error.h"
+#include "core/parallel.h"
+#include "kernels/blas.h"
+#include "kernels/matmul.h"
+#include "ops/internal.h"
+#include "ops/shape.h"
+#include "ops_decl.h"
+
+namespace ember::ops {
+namespace {
+
+using blas::blas_int;
+
+// ---------------------------------------------------------------- checks and names
+
+// The C++ type names torch's matmul messages use.
+const char* cpp_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Int64: return "long int";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int16: return "short int";
+    case ScalarType::Int8: return "signed char";
+    case ScalarType::UInt8: return "unsigned char";
+    case ScalarType::Bool: return "bool";
+  }
+  return "?";
+}
+
+void check_not_bool(const Tensor& t, const char* kernel) {
+  EMBER_CHECK(t.dtype() != ScalarType::Bool, NotImplemented, "\"", kernel, "\" not implemented for 'Bool'");
+}
+
+void check_same_dtype_mm(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dtype() == b.dtype(), Runtime, "expected m1 and m2 to have the same dtype, but got: ",
+              cpp_name(a.dtype()), " != ", cpp_name(b.dtype()));
+}
+
+void check_same_dtype_batched(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dtype() == b.dtype(), Runtime, "expected scalar type ", type_name(a.dtype()), " but found ",
+              type_name(b.dtype()));
+}
+
+std::string mat_str(const Tensor& t) { return str_cat(t.sizes()[0], "x", t.sizes()[1]); }
+
+// alpha and beta of the add* ops: a float factor makes no sense for integer results.
+void check_factors(ScalarType dtype, const Scalar& beta, const Scalar& alpha) {
+  if (!is_integral(dtype, true)) return;
+  EMBER_CHECK(!beta.is_floating(), Runtime, "For integral input tensors, argument beta must not be a floating point number.");
+  EMBER_CHECK(!alpha.is_floating(), Runtime, "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+// ---------------------------------------------------------------- running without the GIL
+
+// Long BLAS/LAPACK calls release the GIL; the storages they touch are pinned meanwhile
+// (as LongLoop does for elementwise kernels, see kernels/loops.h).
+class PinnedWork {
+ public:
+  PinnedWork(std::initializer_list<const Tensor*> tensors, int64_t work) {
+    if (work >= kGilWork) {
+      for (const Tensor* t : tensors) {
+        storages_.push_back(t->storage());
+        t->storage()->pin();
+      }
+    }
+    work_.emplace(work);
+  }
+  ~PinnedWork() {
+    work_.reset();  // the GIL first, then the pins
+    for (const Storage& s : storages_) s->unpin();
+  }
+  PinnedWork(const PinnedWork&) = delete;
+  PinnedWork& operator=(const PinnedWork&) = delete;
+
+ private:
+  std::vector<Storage> storages_;
+  std::optional<LongWork> work_;
+};
+
+int64_t saturating_work(int64_t a, int64_t b, int64_t c) {
+  const double w = double(a) * double(b) * double(c);
+  return w > 1e18 ? int64_t(1e18) : int64_t(w);
+}
+
+// ---------------------------------------------------------------- gemm
+
+// How BLAS sees a rows x cols matrix with these element strides: row-major as is
+// (NoTrans) or as the transpose of a row-major matrix (Trans); nullopt when neither
+// stride is 1 (or the other is too small), and the caller copies.
+struct BlasMat {
+  int trans;
+  int64_t ld;
+};
+
+std::optional<BlasMat> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols)))
+    return BlasMat{blas::kNoTrans, rows == 1 ? std::max<int64_t>(1, cols) : rs};
+  if ((rs == 1 || rows == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows)))
+    return BlasMat{blas::kTrans, cols == 1 ? std::max<int64_t>(1, rows) : cs};
+  return std::nullopt;
+}
+
+bool fits_blas_int(int64_t v) { return v <= int64_t(std::numeric_limits<blas_int>::max()); }
+
+// Byte offsets of every batch entry (the dims before the last two) of t, in row-major
+// order of the batch shape `batch` (t's leading dims, possibly expanded: stride 0).
+std::vector<int64_t> batch_offsets(const Tensor& t, IntList batch) {
+  const int64_t nb = static_cast<int64_t>(batch.size());
+  int64_t count = 1;
+  for (int64_t s : batch) count *= s;
+  std::vector<int64_t> out(static_cast<size_t>(count));
+  std::vector<int64_t> idx(static_cast<size_t>(nb), 0);
+  int64_t off = 0;
+  const int64_t item = t.itemsize();
+  for (int64_t e = 0; e < count; ++e) {
+    out[e] = off * item;
+    for (int64_t d = nb - 1; d >= 0; --d) {
+      off += t.strides()[d];
+      if (++idx[d] < batch[d]) break;
+      off -= idx[d] * t.strides()[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Note [ember threads BLAS]
+// OpenBLAS runs single-threaded (blas::library() sets it once); ember splits products
+// across its own pool, whose workers sleep instead of spinning. With OpenBLAS's threads,
+// a product slowed 20-100x while another process kept a core busy (bmm 64x128²: 0.13
+// GFLOP/s against torch's 13), and its batch call splits even tiny batches (35 2x3x4
+// products: 5 us alone, 150 ms busy). Work items are batch entries, or blocks of rows
+// (or columns, whichever are more) when there are fewer entries than threads.
+constexpr int64_t kGemmGrainWork = int64_t(1) << 18;  // multiply-adds per work item at least
+
+template <class T>
+void blas_gemm(const kernels::matmul::Gemm& g, int ta, int64_t lda, int tb, int64_t ldb, const Scalar& alpha,
+               const Scalar& beta, const Tensor& a, const Tensor& b, const Tensor& c) {
+  const auto& r = blas::routines<T>();
+  const T al = static_cast<T>(alpha.to_double()), be = static_cast<T>(beta.to_double());
+  const int64_t per_entry = saturating_work(g.m, g.n, g.k);
+  PinnedWork work({&a, &b, &c}, saturating_work(g.batch(), g.m, g.n * g.k));
+  const int64_t threads = get_num_threads();
+  int64_t blocks = 1;  // blocks per entry
+  if (g.batch() < threads && per_entry >= 2 * kGemmGrainWork)
+    blocks = std::min<int64_t>({threads, std::max(g.m, g.n), per_entry / kGemmGrainWork});
+  const bool by_rows = g.m >= g.n;
+  const int64_t span = by_rows ? g.m : g.n;
+  const int64_t items = g.batch() * blocks;
+  const int64_t grain = std::max<int64_t>(1, kGemmGrainWork / std::max<int64_t>(1, per_entry / blocks));
+  parallel_for(0, items, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t e = it / blocks, blk = it % blocks;
+      const int64_t lo = span * blk / blocks, hi = span * (blk + 1) / blocks;
+      if (hi <= lo) continue;
+      const T* pa = reinterpret_cast<const T*>(g.a + g.a_off[e]);
+      const T* pb = reinterpret_cast<const T*>(g.b + g.b_off[e]);
+      T* pc = reinterpret_cast<T*>(g.c + g.c_off[e]);
+      int64_t m = g.m, n = g.n;
+      if (by_rows) {  // rows lo..hi of A and C
+        pa += ta == blas::kNoTrans ? lo * lda : lo;
+        pc += lo * g.c_rs;
+        m = hi - lo;
+      } else {  // columns lo..hi of B and C
+        pb += tb == blas::kNoTrans ? lo : lo * ldb;
+        pc += lo;
+        n = hi - lo;
+      }
+      r.gemm(blas::kRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(g.k), al, pa, blas_int(lda), pb,
+             blas_int(ldb), be, pc, blas_int(g.c_rs));
+    }
+  });
+}
+
+// out[..., m, n] = beta * out + alpha * a[..., m, k] @ b[..., k, n]. The three have the
+// same batch dims (a and b may be expanded); dtypes are equal and checked by the caller.
+// beta == 0 never reads out. out must be row-major in its last two dims (fresh).
+void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scalar& beta) {
+  if (out.numel() == 0) return;
+  const int64_t nd = out.dim();
+  const int64_t m = out.sizes()[nd - 2], n = out.sizes()[nd - 1], k = a.sizes()[nd - 1];
+  check_bounds(a);
+  check_bounds(b);
+  check_bounds(out);
+  const ScalarType dt = out.dtype();
+  const bool floating = dt == ScalarType::Float32 || dt == ScalarType::Float64;
+  const bool use_blas = floating && k > 0 && fits_blas_int(m) && fits_blas_int(n) && fits_blas_int(k) &&
+                        out.strides()[nd - 1] == 1 && fits_blas_int(out.strides()[nd - 2]);
+  std::optional<BlasMat> la, lb;
+  if (use_blas) {
+    auto layout = [nd](const Tensor& t) {
+      auto l = blas_layout(t.sizes()[nd - 2], t.sizes()[nd - 1], t.strides()[nd - 2], t.strides()[nd - 1]);
+      return l && fits_blas_int(l->ld) ? l : std::nullopt;
+    };
+    if (!(la = layout(a))) la = layout(a = contiguous(a, MemoryFormat::Contiguous));
+    if (!(lb = layout(b))) lb = layout(b = contiguous(b, MemoryFormat::Contiguous));
+  }
+  const Dims batch(IntList(out.sizes().data(), static_cast<size_t>(nd - 2)));
+  kernels::matmul::Gemm g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a.data();
+  g.b = b.data();
+  g.c = out.data();
+  g.a_rs = a.strides()[nd - 2];
+  g.a_cs = a.strides()[nd - 1];
+  g.b_rs = b.strides()[nd - 2];
+  g.b_cs = b.strides()[nd - 1];
+  g.c_rs = out.strides()[nd - 2];
+  g.c_cs = out.strides()[nd - 1];
+  g.a_off = batch_offsets(a, batch);
+  g.b_off = batch_offsets(b, batch);
+  g.c_off = batch_offsets(out, batch);
+  out.storage()->bump_version();
+  if (use_blas) {
+    if (dt == ScalarType::Float32) blas_gemm<float>(g, la->trans, la->ld, lb->trans, lb->ld, alpha, beta, a, b, out);
+    else blas_gemm<double>(g, la->trans, la->ld, lb->trans, lb->ld, alpha, beta, a, b, out);
+    return;
+  }
+  PinnedWork work({&a, &b, &out}, saturating_work(g.batch() * m, n, k));
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::matmul::Kernels<T>::gemm(g, alpha, beta);
+  });
+}
+
+// A 1-D tensor seen as a column (n x 1) or a row (1 x n): views, no copy.
+Tensor as_column(const Tensor& v) {
+  return make_view(v, Dims{v.sizes()[0], 1}, Dims{v.strides()[0], 1}, v.offset());
+}
+Tensor as_row(const Tensor& v) {
+  return make_view(v, Dims{1, v.sizes()[0]}, Dims{1, v.strides()[0]}, v.offset());
+}
+
+// out = beta * self (broadcast to out's shape) before a gemm with that beta; returns
+// false when beta is 0 (self is then ignored, as in torch: its NaNs do not propagate).
+bool load_self(const Tensor& out, const Tensor& self, const Scalar& beta) {
+  if (beta.to_double() == 0 || out.numel() == 0) return false;
+  copy_(out, expand(self, out.sizes(), false), false);
+  return true;
+}
+
+// The dtype of an elementwise result of a 0-dim and a dimensioned tensor (torch's rule:
+// a 0-dim tensor decides only when its category is higher).
+int category(ScalarType t) { return t == ScalarType::Bool ? 0 : is_integral(t, false) ? 1 : 2; }
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
+  if (a0 == b0) return promote_types(a.dtype(), b.dtype());
+  const Tensor& zero = a0 ? a : b;
+  const Tensor& dimmed = a0 ? b : a;
+  return category(zero.dtype()) > category(dimmed.dtype()) ? zero.dtype() : dimmed.dtype();
+}
+
+Tensor as_dtype(const Tensor& t, ScalarType dt) { return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- products
+
+Tensor mm(const Tensor& self, const Tensor& mat2) {
+  EMBER_CHECK(self.dim() == 2, Runtime, "self must be a matrix");
+  EMBER_CHECK(mat2.dim() == 2, Runtime, "mat2 must be a matrix");
+  check_same_dtype_mm(self, mat2);
+  EMBER_CHECK(self.sizes()[1] == mat2.sizes()[0], Runtime, "mat1 and mat2 shapes cannot be multiplied (",
+              mat_str(self), " and ", mat_str(mat2), ")");
+  check_not_bool(self, "addmm_impl_cpu_");
+  Tensor out = empty_tensor({self.sizes()[0], mat2.sizes()[1]}, self.dtype(), "mm");
+  gemm(out, self, mat2, Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+
+namespace {
+
+void check_bmm(const Tensor& b1, const Tensor& b2) {
+  EMBER_CHECK(b1.dim() == 3, Runtime, "batch1 must be a 3D tensor");
+  EMBER_CHECK(b2.dim() == 3, Runtime, "batch2 must be a 3D tensor");
+  EMBER_CHECK(b2.sizes()[0] == b1.sizes()[0] && b2.sizes()[1] == b1.sizes()[2], Runtime,
+              "Expected size for first two dimensions of batch2 tensor to be: [", b1.sizes()[0], ", ",
+              b1.sizes()[2], "] but got: [", b2.sizes()[0], ", ", b2.sizes()[1], "].");
+  check_same_dtype_batched(b1, b2);
+  check_not_bool(b1, "bmm");
+}
+
+// a (..., m, k) @ b (..., k, n) with the batch dims broadcast; both at least 3-D or
+// made so by the caller.
+Tensor batched_matmul(const Tensor& a, const Tensor& b) {
+  const int64_t da = a.dim(), db = b.dim();
+  const int64_t m = a.sizes()[da - 2], k = a.sizes()[da - 1], n = b.sizes()[db - 1];
+  Dims batch = broadcast_shapes(IntList(a.sizes().data(), size_t(da - 2)), IntList(b.sizes().data(), size_t(db - 2)));
+  EMBER_CHECK(b.sizes()[db - 2] == k, Runtime, "Expected size for first two dimensions of batch2 tensor to be: [",
+              batch.empty() ? 1 : batch[0], ", ", k, "] but got: [", batch.empty() ? 1 : batch[0], ", ",
+              b.sizes()[db - 2], "].");
+  check_same_dtype_batched(a, b);
+  check_not_bool(a, "bmm");
+  std::vector<int64_t> sa = IntList(batch).vec(), sb = IntList(batch).vec(), so = IntList(batch).vec();
+  sa.insert(sa.end(), {m, k});
+  sb.insert(sb.end(), {k, n});
+  so.insert(so.end(), {m, n});
+  Tensor out = empty_tensor(so, a.dtype(), "matmul");
+  gemm(out, expand(a, sa, false), expand(b, sb, false), Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+
+}  // namespace
+
+Tensor bmm(const Tensor& self, const Tensor& mat2) {
+  check_bmm(self, mat2);
+  Tensor out = empty_tensor({self.sizes()[0], self.sizes()[1], mat2.sizes()[2]}, self.dtype(), "bmm");
+  gemm(out, self, mat2, Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor dot(const Tensor& self, const Tensor& tensor) {
+  EMBER_CHECK(self.dim() == 1 && tensor.dim() == 1, Runtime, "1D tensors expected, but got ", self.dim(), "D and ",
+              tensor.dim(), "D tensors");
+  EMBER_CHECK(self.dtype() == tensor.dtype(), Runtime, "dot : expected both vectors to have same dtype, but found ",
+              type_name(self.dtype()), " and ", type_name(tensor.dtype()));
+  EMBER_CHECK(self.numel() == tensor.numel(), Runtime, "inconsistent tensor size, expected tensor [", self.numel(),
+              "] and src [", tensor.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
+              tensor.numel(), " elements respectively");
+  check_not_bool(self, "dot");
+  Tensor out = empty_tensor({}, self.dtype(), "dot");
+  Tensor out2 = make_view(out, Dims{1, 1}, Dims{1, 1}, out.offset());
+  gemm(out2, as_row(self), as_column(tensor), Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor vdot(const Tensor& self, const Tensor& other) { return dot(self, other); }  // real dtypes only
+
+namespace {
+
+// torch checks mv as addmv with an input shaped like the result in vec's dtype, so
+// the input is described rather than passed.
+void check_mv(int64_t in_dim, int64_t in_size, ScalarType in_dtype, const Tensor& mat, const Tensor& vec) {
+  EMBER_CHECK(mat.dim() == 2 && vec.dim() == 1 && in_dim <= 1, Runtime, "vector + matrix @ vector expected, got ",
+              in_dim, ", ", mat.dim(), ", ", vec.dim());
+  EMBER_CHECK(mat.sizes()[1] == vec.sizes()[0] && (in_size == mat.sizes()[0] || in_size == 1), Runtime,
+              "size mismatch, got input (", in_size, "), mat (", mat_str(mat), "), vec (", vec.sizes()[0], ")");
+  EMBER_CHECK(in_dtype == mat.dtype() && mat.dtype() == vec.dtype(), Runtime,
+              "addmv input tensors must have the same dtype, but got ", type_name(in_dtype), ", ",
+              type_name(mat.dtype()), ", and ", type_name(vec.dtype()));
+  check_not_bool(mat, "addmv_impl_cpu");
+}
+
+}  // namespace
+
+Tensor mv(const Tensor& self, const Tensor& vec) {
+  const int64_t m = self.dim() == 2 ? self.sizes()[0] : 1;
+  check_mv(1, m, vec.dtype(), self, vec);
+  Tensor out = empty_tensor({m}, self.dtype(), "mv");
+  gemm(as_column(out), self, as_column(vec), Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor matmul(const Tensor& self, const Tensor& other) {
+  const int64_t d1 = self.dim(), d2 = other.dim();
+  EMBER_CHECK(d1 > 0 && d2 > 0, Runtime, "both arguments to matmul need to be at least 1D, but they are ", d1,
+              "D and ", d2, "D");
+  if (d1 == 1 && d2 == 1) return dot(self, other);
+  if (d1 == 2 && d2 == 1) return mv(self, other);
+  if (d1 == 1 && d2 == 2) return squeeze_dim(mm(unsqueeze(self, 0), other), 0);
+  if (d1 == 2 && d2 == 2) return mm(self, other);
+  if (d1 >= 3 && d2 <= 2) {
+    // Fold the batch into the rows: one big gemm (a copy if self's batch is not viewable).
+    const int64_t k = self.sizes()[d1 - 1];
+    Dims out_shape(IntList(self.sizes().data(), size_t(d1 - 1)));
+    Tensor folded = reshape(self, {-1, k});
+    if (d2 == 1) return reshape(mv(folded, other), out_shape);
+    std::vector<int64_t> shape = IntList(out_shape).vec();
+    shape.push_back(other.sizes()[1]);
+    return reshape(mm(folded, other), shape);
+  }
+  Tensor a = d1 == 1 ? unsqueeze(self, 0) : self;
+  Tensor b = d2 == 1 ? unsqueeze(other, 1) : other;
+  Tensor out = batched_matmul(a, b);
+  if (d1 == 1) out = squeeze_dim(out, -2);
+  if (d2 == 1) out = squeeze_dim(out, -1);
+  return out;
+}
+
+Tensor inner(const Tensor& self, const Tensor& other) {
+  if (self.dim() == 0 || other.dim() == 0) {
+    const ScalarType dt = result_type(self, other);
+    const Tensor& s = self.dim() == 0 ? self : other;
+    const Tensor& t = self.dim() == 0 ? other : self;
+    Tensor out = empty_tensor(t.sizes(), dt, "inner");
+    if (out.numel() == 0) return out;
+    Tensor flat = reshape(as_dtype(t, dt), {-1, 1});
+    gemm(reshape(out, {-1, 1}), flat, reshape(as_dtype(s, dt), {1, 1}), Scalar(int64_t(1)), Scalar(int64_t(0)));
+    return out;
+  }
+  EMBER_CHECK(self.dtype() == other.dtype(), Runtime, "both inputs should have same dtype");
+  const int64_t k = self.sizes()[self.dim() - 1];
+  EMBER_CHECK(other.sizes()[other.dim() - 1] == k, Runtime,
+              "inner() the last dimension must match on both input tensors but got shapes ", sizes_str(self.sizes()),
+              " and ", sizes_str(other.sizes()));
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 1);
+  shape.insert(shape.end(), other.sizes().begin(), other.sizes().end() - 1);
+  Tensor r = mm(reshape(self, {-1, k}), t(reshape(other, {-1, k})));
+  return reshape(r, shape);
+}
+
+Tensor outer(const Tensor& self, const Tensor& vec2) {
+  EMBER_CHECK(self.dim() == 1, Runtime, "outer: Expected 1-D argument self, but got ", self.dim(), "-D");
+  EMBER_CHECK(vec2.dim() == 1, Runtime, "outer: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
+  const ScalarType dt = promote_types(self.dtype(), vec2.dtype());
+  Tensor out = empty_tensor({self.sizes()[0], vec2.sizes()[0]}, dt, "outer");
+  gemm(out, as_column(as_dtype(self, dt)), as_row(as_dtype(vec2, dt)), Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  EMBER_CHECK(mat1.dim() == 2, Runtime, "mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
+  EMBER_CHECK(mat2.dim() == 2, Runtime, "mat2 must be a matrix, got ", mat2.dim(), "-D tensor");
+  EMBER_CHECK(mat1.sizes()[1] == mat2.sizes()[0], Runtime, "mat1 and mat2 shapes cannot be multiplied (",
+              mat_str(mat1), " and ", mat_str(mat2), ")");
+  check_same_dtype_mm(mat1, mat2);
+  EMBER_CHECK(self.dtype() == mat2.dtype(), Runtime, "self and mat2 must have the same dtype, but got ",
+              type_name(self.dtype()), " and ", type_name(mat2.dtype()));
+  check_not_bool(mat1, "addmm_impl_cpu_");
+  Tensor out = empty_tensor({mat1.sizes()[0], mat2.sizes()[1]}, mat1.dtype(), "addmm");
+  const bool with_self = load_self(out, self, beta);
+  gemm(out, mat1, mat2, alpha, with_self ? beta : Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+  check_mv(self.dim(), self.dim() == 0 ? 1 : self.sizes()[0], self.dtype(), mat, vec);
+  Tensor out = empty_tensor({mat.sizes()[0]}, mat.dtype(), "addmv");
+  const bool with_self = load_self(out, self, beta);
+  gemm(as_column(out), mat, as_column(vec), alpha, with_self ? beta : Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
+  EMBER_CHECK(vec1.dim() == 1, Runtime, "addr: Expected 1-D argument vec1, but got ", vec1.dim(), "-D");
+  EMBER_CHECK(vec2.dim() == 1, Runtime, "addr: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
+  const ScalarType dt = promote_types(self.dtype(), promote_types(vec1.dtype(), vec2.dtype()));
+  if (dt == ScalarType::Bool) {
+    EMBER_CHECK(beta.is_bool() || beta.to_double() == 0 || beta.to_double() == 1, Runtime,
+                "Boolean beta only supported for Boolean results.");
+  } else {
+    check_factors(dt, beta, alpha);
+  }
+  Tensor out = empty_tensor({vec1.sizes()[0], vec2.sizes()[0]}, dt, "addr");
+  const bool with_self = load_self(out, self, beta);
+  gemm(out, as_column(as_dtype(vec1, dt)), as_row(as_dtype(vec2, dt)), alpha, with_self ? beta : Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
+               const Scalar& alpha) {
+  check_bmm(batch1, batch2);
+  EMBER_CHECK(self.dtype() == batch1.dtype(), Runtime, "self and batch2 must have the same dtype, but got ",
+              type_name(self.dtype()), " and ", type_name(batch2.dtype()));
+  Tensor out = empty_tensor({batch1.sizes()[0], batch1.sizes()[1], batch2.sizes()[2]}, batch1.dtype(), "baddbmm");
+  const bool with_self = load_self(out, self, beta);
+  gemm(out, batch1, batch2, alpha, with_self ? beta : Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
+              const Scalar& alpha) {
+  check_bmm(batch1, batch2);
+  EMBER_CHECK(self.dtype() == batch2.dtype(), Runtime, "self and mat2 must have the same dtype, but got ",
+              type_name(self.dtype()), " and ", type_name(batch2.dtype()));
+  const int64_t nb = batch1.sizes()[0], m = batch1.sizes()[1], k = batch1.sizes()[2], n = batch2.sizes()[2];
+  // sum_b batch1[b] @ batch2[b] is one product: (m, nb*k) @ (nb*k, n)
+  Tensor a = reshape(permute(batch1, {1, 0, 2}), {m, nb * k});
+  Tensor b = reshape(batch2, {nb * k, n});
+  Tensor out = empty_tensor({m, n}, batch1.dtype(), "addbmm");
+  const bool with_self = load_self(out, self, beta);
+  gemm(out, a, b, alpha, with_self ? beta : Scalar(int64_t(0)));
+  return out;
+}
+
+Tensor kron(const Tensor& self, const Tensor& other) {
+  const int64_t nd = std::max(self.dim(), other.dim());
+  std::vector<int64_t> sa(size_t(nd - self.dim()), 1), sb(size_t(nd - other.dim()), 1);
+  sa.insert(sa.end(), self.sizes().begin(), self.sizes().end());
+  sb.insert(sb.end(), other.sizes().begin(), other.sizes().end());
+  // outer(a, b) viewed as (a0, .., b0, ..), interleaved to (a0, b0, a1, b1, ..)
+  Tensor o = outer(reshape(self, {-1}), reshape(other, {-1}));
+  std::vector<int64_t> split = sa, perm, shape;
+  split.insert(split.end(), sb.begin(), sb.end());
+  for (int64_t d = 0; d < nd; ++d) {
+    perm.push_back(d);
+    perm.push_back(nd + d);
+    shape.push_back(sa[d] * sb[d]);
+  }
+  return reshape(permute(reshape(o, split), perm), shape);
+}
+
+namespace {
+
+Tensor cross_impl(const Tensor& self, const Tensor& other, int64_t dim) {
+  check_same_dtype_batched(self, other);
+  check_not_bool(self, "cross");
+  Dims shape = broadcast_shapes(self.sizes(), other.sizes());
+  Tensor a = expand(self, shape, false), b = expand(other, shape, false);
+  Tensor out = empty_tensor(shape, self.dtype(), "cross");
+  if (out.numel() == 0) return out;
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::matmul::Kernels<T>::cross(out, a, b, dim);
+  });
+  return out;
+}
+
+void check_cross_dim(const Tensor& self, const Tensor& other, int64_t dim, int64_t given) {
+  EMBER_CHECK(self.dim() == other.dim(), Runtime, "linalg.cross: inputs must have the same number of dimensions.");
+  EMBER_CHECK(self.sizes()[dim] == 3 && other.sizes()[dim] == 3, Runtime, "linalg.cross: inputs dimension ", given,
+              " must have length 3. Got ", self.sizes()[dim], " and ", other.sizes()[dim]);
+}
+
+}  // namespace
+
+Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim) {
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  check_cross_dim(self, other, d, dim);
+  return cross_impl(self, other, d);
+}
+
+Tensor cross(const Tensor& self, const Tensor& other, std::optional<int64_t> dim) {
+  if (dim) return linalg_cross(self, other, *dim);
+  // the first dim of size 3 (torch's deprecated default)
+  int64_t d = -1;
+  for (int64_t i = 0; i < self.dim() && d < 0; ++i)
+    if (self.sizes()[i] == 3) d = i;
+  EMBER_CHECK(d >= 0, Runtime, "no dimension of size 3 in input");
+  return linalg_cross(self, other, d);
+}
+
+// ---------------------------------------------------------------- LAPACK
+
+namespace {
+
+// Checks the input of a linalg function: at least 2-D, float32/float64, square if asked.
+void check_linalg(const Tensor& a, const char* fn, bool square, const char* name = "A") {
+  EMBER_CHECK(a.dim() >= 2, Runtime, fn, ": The input tensor ", name, " must have at least 2 dimensions.");
+  const ScalarType dt = a.dtype();
+  EMBER_CHECK(dt != ScalarType::Float16 && dt != ScalarType::BFloat16, Runtime, fn,
+              ": Low precision dtypes not supported. Got ", type_name(dt));
+  EMBER_CHECK(is_floating(dt), Runtime, fn, ": Expected a floating point or complex tensor as input. Got ",
+              type_name(dt));
+  if (square)
+    EMBER_CHECK(a.sizes()[a.dim() - 1] == a.sizes()[a.dim() - 2], Runtime, fn, ": ", name,
+                " must be batches of square matrices, but they are ", a.sizes()[a.dim() - 2], " by ",
+                a.sizes()[a.dim() - 1], " matrices");
+}
+
+// A fresh copy of t whose matrices (last two dims) are column-major, batch entries one
+// after another: what LAPACK works on in place.
+Tensor column_major(const Tensor& t) {
+  const int64_t nd = t.dim();
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+  std::swap(sizes[nd - 1], sizes[nd - 2]);
+  Tensor buf = transpose(empty_tensor(sizes, t.dtype(), "linalg"), -2, -1);
+  if (t.numel() > 0) copy_(buf, t, false);
+  return buf;
+}
+
+// An uninitialized column-major tensor of this shape.
+Tensor empty_column_major(std::vector<int64_t> sizes, ScalarType dt) {
+  const size_t nd = sizes.size();
+  std::swap(sizes[nd - 1], sizes[nd - 2]);
+  return transpose(empty_tensor(sizes, dt, "linalg"), -2, -1);
+}
+
+int64_t batch_count(const Tensor& t) {
+  int64_t b = 1;
+  for (int64_t d = 0; d + 2 < t.dim(); ++d) b *= t.sizes()[d];
+  return b;
+}
+
+std::vector<int64_t> batch_shape(const Tensor& t) {
+  return std::vector<int64_t>(t.sizes().begin(), t.sizes().end() - 2);
+}
+
+// "(Batch element 3): " for batched inputs, as in torch's messages.
+std::string batch_prefix(const Tensor& a, int64_t e) {
+  return a.dim() > 2 ? str_cat("(Batch element ", e, "): ") : std::string();
+}
+
+template <class T>
+T* matrix(const Tensor& t, int64_t e) {
+  const int64_t rows = t.sizes()[t.dim() - 2], cols = t.sizes()[t.dim() - 1];
+  return reinterpret_cast<T*>(t.data()) + e * rows * cols;
+}
+
+blas_int ld(int64_t rows) { return blas_int(std::max<int64_t>(1, rows)); }
+
+void check_lapack_size(const Tensor& t, const char* fn) {
+  for (int64_t s : t.sizes()) EMBER_CHECK(fits_blas_int(s), Runtime, fn, ": matrix too large for 32-bit LAPACK");
+}
+
+template <class F>
+void visit_float(ScalarType dt, F&& f) {
+  if (dt == ScalarType::Float32) f(float{});
+  else f(double{});
+}
+
+// LU factorization in place of each matrix of the column-major lu; pivots per matrix.
+// Returns each matrix's info (> 0: U(info, info) is exactly zero).
+template <class T>
+std::vector<blas_int> lu_batched(const Tensor& lu, std::vector<blas_int>& pivots) {
+  const auto& lp = blas::routines<T>().lapack;
+  const int64_t n = lu.sizes()[lu.dim() - 1], count = batch_count(lu);
+  pivots.assign(size_t(count * n), 0);
+  std::vector<blas_int> status(size_t(count), 0);
+  PinnedWork work({&lu}, saturating_work(count, n, n * n));
+  for (int64_t e = 0; e < count; ++e)
+    status[e] = lp.getrf(blas::kLapackColMajor, blas_int(n), blas_int(n), matrix<T>(lu, e), ld(n), pivots.data() + e * n);
+  return status;
+}
+
+}  // namespace
+
+Tensor linalg_inv(const Tensor& A) {
+  check_linalg(A, "linalg.inv", true);
+  check_lapack_size(A, "linalg.inv");
+  Tensor inv = column_major(A);
+  if (inv.numel() == 0) return inv;
+  visit_float(A.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<blas_int> piv;
+    std::vector<blas_int> status = lu_batched<T>(inv, piv);
+    const int64_t n = A.sizes()[A.dim() - 1];
+    for (size_t e = 0; e < status.size(); ++e)
+      if (status[e] > 0)
+        throw LinAlgError(str_cat("linalg.inv: ", batch_prefix(A, int64_t(e)), "The diagonal element ", status[e],
+                                  " is zero, the inversion could not be completed because the input matrix is singular."));
+    const auto& lp = blas::routines<T>().lapack;
+    PinnedWork work({&inv}, saturating_work(int64_t(status.size()), n, n * n));
+    for (size_t e = 0; e < status.size(); ++e)
+      lp.getri(blas::kLapackColMajor, blas_int(n), matrix<T>(inv, int64_t(e)), ld(n), piv.data() + e * n);
+  });
+  return inv;
+}
+
+Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
+  check_linalg(A, "linalg.solve", true);
+  EMBER_CHECK(A.dtype() == B.dtype(), Runtime, "linalg.solve: Expected A and B to have the same dtype, but found A of type ",
+              type_name(A.dtype()), " and B of type ", type_name(B.dtype()), " instead");
+  if (!left) {  // X A = B  <=>  A^T X^T = B^T
+    EMBER_CHECK(B.dim() >= 2, Runtime, "linalg.solve: The input tensor B must have at least 2 dimensions.");
+    return transpose(linalg_solve(transpose(A, -2, -1), transpose(B, -2, -1), true), -2, -1);
+  }
+  const int64_t n = A.sizes()[A.dim() - 1];
+  // B is a batch of vectors when it is 1-D or has A's batch shape plus one dim
+  const bool vector = B.dim() == 1 || (B.dim() == A.dim() - 1 && IntList(B.sizes().data(), size_t(B.dim())) ==
+                                                                     IntList(A.sizes().data(), size_t(A.dim() - 1)));
+  Tensor b = vector ? unsqueeze(B, -1) : B;
+  EMBER_CHECK(b.sizes()[b.dim() - 2] == n, Runtime, "linalg.solve: Incompatible shapes of A and B for the equation ",
+              "AX = B (", A.sizes()[A.dim() - 2], "x", n, " and ", b.sizes()[b.dim() - 2], "x", b.sizes()[b.dim() - 1],
+              ")");
+  const int64_t nrhs = b.sizes()[b.dim() - 1];
+  // torch names B's batch first in the broadcast error
+  Dims batch = broadcast_shapes(IntList(b.sizes().data(), size_t(b.dim() - 2)), IntList(A.sizes().data(), size_t(A.dim() - 2)));
+  std::vector<int64_t> sa = IntList(batch).vec(), sb = IntList(batch).vec();
+  sa.insert(sa.end(), {n, n});
+  sb.insert(sb.end(), {n, nrhs});
+  Tensor a = column_major(expand(A, sa, false));
+  Tensor x = column_major(expand(b, sb, false));
+  check_lapack_size(x, "linalg.solve");
+  if (x.numel() > 0 && n > 0) {
+    visit_float(A.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<blas_int> piv;
+      std::vector<blas_int> status = lu_batched<T>(a, piv);
+      for (size_t e = 0; e < status.size(); ++e)
+        if (status[e] > 0)
+          throw LinAlgError(str_cat("torch.linalg.solve: ", batch_prefix(a, int64_t(e)),
+                                    "The solver failed because the input matrix is singular."));
+      const auto& lp = blas::routines<T>().lapack;
+      PinnedWork work({&x}, saturating_work(int64_t(status.size()), n, n * nrhs));
+      for (size_t e = 0; e < status.size(); ++e)
+        lp.getrs(blas::kLapackColMajor, 'N', blas_int(n), blas_int(nrhs), matrix<T>(a, int64_t(e)), ld(n),
+                 piv.data() + e * n, matrix<T>(x, int64_t(e)), ld(n));
+    });
+  }
+  return vector ? squeeze_dim(x, -1) : x;
+}
+
+namespace {
+
+// sign, log|det| and det of every matrix of A, from one LU each; any of the three
+// outputs may be undefined (not wanted).
+void determinants(const Tensor& A, const Tensor& sign, const Tensor& logabs, const Tensor& det) {
+  check_lapack_size(A, "linalg.det");
+  Tensor lu = column_major(A);
+  const int64_t n = A.sizes()[A.dim() - 1], count = batch_count(A);
+  visit_float(A.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<blas_int> piv;
+    if (n > 0 && count > 0) lu_batched<T>(lu, piv);
+    for (int64_t e = 0; e < count; ++e) {
+      T sg = 1, log_sum = 0, prod = 1;
+      const T* m = matrix<T>(lu, e);
+      for (int64_t i = 0; i < n; ++i) {
+        const T d = m[i * n + i];
+        if (piv[e * n + i] != blas_int(i + 1)) sg = -sg;
+        if (d < 0) sg = -sg;
+        if (d == 0) sg = 0;
+        log_sum += std::log(std::abs(d));
+        prod *= d;
+      }
+      if (piv.size() > 0)
+        for (int64_t i = 0; i < n; ++i)
+          if (piv[e * n + i] != blas_int(i + 1)) prod = -prod;
+      if (sign.defined()) reinterpret_cast<T*>(sign.data())[e] = sg;
+      if (logabs.defined()) reinterpret_cast<T*>(logabs.data())[e] = log_sum;
+      if (det.defined()) reinterpret_cast<T*>(det.data())[e] = prod;
+    }
+  });
+}
+
+}  // namespace
+
+std::vector<Tensor> linalg_slogdet(const Tensor& A) {
+  check_linalg(A, "linalg.slogdet", true);
+  Tensor sign = empty_tensor(batch_shape(A), A.dtype(), "linalg.slogdet");
+  Tensor logabs = empty_tensor(batch_shape(A), A.dtype(), "linalg.slogdet");
+  determinants(A, sign, logabs, Tensor());
+  return {sign, logabs};
+}
+
+Tensor linalg_det(const Tensor& A) {
+  check_linalg(A, "linalg.det", true);
+  Tensor det = empty_tensor(batch_shape(A), A.dtype(), "linalg.det");
+  determinants(A, Tensor(), Tensor(), det);
+  return det;
+}
+
+Tensor linalg_cholesky(const Tensor& A, bool upper) {
+  check_linalg(A, "linalg.cholesky", true);
+  check_lapack_size(A, "linalg.cholesky");
+  Tensor L = column_major(A);
+  const int64_t n = A.sizes()[A.dim() - 1], count = batch_count(A);
+  if (L.numel() == 0) return L;
+  visit_float(A.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const auto& lp = blas::routines<T>().lapack;
+    std::vector<blas_int> status(static_cast<size_t>(count));
+    {
+      PinnedWork work({&L}, saturating_work(count, n, n * n / 3));
+      for (int64_t e = 0; e < count; ++e)
+        status[e] = lp.potrf(blas::kLapackColMajor, upper ? 'U' : 'L', blas_int(n), matrix<T>(L, e), ld(n));
+    }
+    for (int64_t e = 0; e < count; ++e)
+      if (status[e] > 0)
+        throw LinAlgError(str_cat("linalg.cholesky: ", batch_prefix(A, e),
+                                  "The factorization could not be completed because the input is not "
+                                  "positive-definite (the leading minor of order ",
+                                  status[e], " is not positive-definite)."));
+    for (int64_t e = 0; e < count; ++e) {  // zero the other triangle (column-major: m[j * n + i] is (i, j))
+      T* m = matrix<T>(L, e);
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i)
+          if (upper ? i > j : i < j) m[j * n + i] = 0;
+    }
+  });
+  return L;
+}
+
+std::vector<Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
+  EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", Runtime, "qr received unrecognized mode '",
+              mode, "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  check_linalg(A, "linalg.qr", false);
+  check_lapack_size(A, "linalg.qr");
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1], k = std::min(m, n);
+  const int64_t count = batch_count(A);
+  const int64_t qcols = mode == "complete" ? m : k;  // columns of Q
+  std::vector<int64_t> bshape = batch_shape(A);
+  // Factor in a buffer wide enough for Q: (m, max(n, qcols)), A in its first n columns.
+  std::vector<int64_t> wshape = bshape;
+  wshape.insert(wshape.end(), {m, std::max(n, qcols)});
+  Tensor work = empty_column_major(wshape, A.dtype());
+  if (A.numel() > 0) copy_(narrow(work, -1, 0, n), A, false);
+  const int64_t wcols = std::max(n, qcols);
+  std::vector<int64_t> rshape = bshape;
+  rshape.insert(rshape.end(), {mode == "complete" ? m : k, n});
+  Tensor R = zeros(rshape, A.dtype());
+  std::vector<int64_t> qshape = bshape;
+  qshape.insert(qshape.end(), {m, qcols});
+  Tensor Q = mode == "r" ? empty_tensor({0}, A.dtype(), "linalg.qr") : empty_column_major(qshape, A.dtype());
+  if (A.numel() == 0) {
+    if (mode != "r" && Q.numel() > 0) {  // n == 0: Q is the identity's first columns
+      zero_(Q);
+      copy_(Q, expand(eye_m(m, qcols, A.dtype()), Q.sizes(), false), false);
+    }
+    return {Q, R};
+  }
+  visit_float(A.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const auto& lp = blas::routines<T>().lapack;
+    std::vector<T> tau(size_t(std::max<int64_t>(k, 1)));
+    const int64_t rrows = R.sizes()[R.dim() - 2];
+    T* rdata = reinterpret_cast<T*>(R.data());
+    for (int64_t e = 0; e < count; ++e) {
+      T* w = reinterpret_cast<T*>(work.data()) + e * m * wcols;
+      {
+        PinnedWork pw({&work}, saturating_work(m, n, k));
+        lp.geqrf(blas::kLapackColMajor, blas_int(m), blas_int(n), w, ld(m), tau.data());
+      }
+      T* r = rdata + e * rrows * n;  // R is row-major
+      for (int64_t i = 0; i < std::min(rrows, m); ++i)
+        for (int64_t j = i; j < n; ++j) r[i * n + j] = w[j * m + i];
+      if (mode == "r") continue;
+      {
+        PinnedWork pw({&work}, saturating_work(m, qcols, k));
+        lp.orgqr(blas::kLapackColMajor, blas_int(m), blas_int(qcols), blas_int(k), w, ld(m), tau.data());
+      }
+      std::copy(w, w + m * qcols, matrix<T>(Q, e));
+    }
+  });
+  return {Q, R};
+}
+
+namespace {
+
+// U, S, Vh (jobz 'A' full, 'S' reduced) or S alone (jobz 'N').
+std::vector<Tensor> svd_impl(const Tensor& A, char jobz, const char* fn) {
+  check_linalg(A, fn, false);
+  check_lapack_size(A, fn);
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1], k = std::min(m, n);
+  const int64_t count = batch_count(A);
+  std::vector<int64_t> bshape = batch_shape(A);
+  const int64_t ucols = jobz == 'A' ? m : k, vrows = jobz == 'A' ? n : k;
+  std::vector<int64_t> ushape = bshape, vshape = bshape, sshape = bshape;
+  ushape.insert(ushape.end(), {m, ucols});
+  vshape.insert(vshape.end(), {vrows, n});
+  sshape.push_back(k);
+  Tensor S = empty_tensor(sshape, A.dtype(), fn);
+  Tensor U = jobz == 'N' ? Tensor() : empty_column_major(ushape, A.dtype());
+  Tensor Vh = jobz == 'N' ? Tensor() : empty_column_major(vshape, A.dtype());
+  if (A.numel() == 0) {  // no singular values; U and Vh are identities' columns
+    if (jobz != 'N') {
+      if (U.numel() > 0) copy_(U, expand(eye_m(m, ucols, A.dtype()), U.sizes(), false), false);
+      if (Vh.numel() > 0) copy_(Vh, expand(eye_m(vrows, n, A.dtype()), Vh.sizes(), false), false);
+    }
+    return {U, S, Vh};
+  }
+  Tensor a = column_major(A);
+  visit_float(A.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const auto& lp = blas::routines<T>().lapack;
+    std::vector<blas_int> status(static_cast<size_t>(count));
+    {
+      PinnedWork work({&a, &S, &U, &Vh}, saturating_work(count * m, n, k));
+      for (int64_t e = 0; e < count; ++e) {
+        T* u = jobz == 'N' ? nullptr : matrix<T>(U, e);
+        T* vt = jobz == 'N' ? nullptr : matrix<T>(Vh, e);
+        status[e] = lp.gesdd(blas::kLapackColMajor, jobz, blas_int(m), blas_int(n), matrix<T>(a, e), ld(m),
+                           reinterpret_cast<T*>(S.data()) + e * k, u, ld(m), vt, ld(vrows));
+      }
+    }
+    for (int64_t e = 0; e < count; ++e)
+      if (status[e] > 0)
+        throw LinAlgError(str_cat(fn, ": ", batch_prefix(A, e),
+                                  "The algorithm failed to converge because the input matrix is ill-conditioned or "
+                                  "has too many repeated singular values (error code: ", status[e], ")."));
+  });
+  return {U, S, Vh};
+}
+
+}  // namespace
+
+std::vector<Tensor> linalg_svd(const Tensor& A, bool full_matrices, std::optional<std::string> driver) {
+  EMBER_CHECK(!driver, Runtime, "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
+  return svd_impl(A, full_matrices ? 'A' : 'S', "linalg.svd");
+}
+
+Tensor linalg_svdvals(const Tensor& A, std::optional<std::string> driver) {
+  EMBER_CHECK(!driver, Runtime, "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
+  return svd_impl(A, 'N', "linalg.svd")[1];
+}
+
+namespace {
+
+std::vector<Tensor> eigh_impl(const Tensor& A, const std::string& uplo, bool vectors, const char* fn) {
+  EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u", Runtime,
+              "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
+  check_linalg(A, fn, true);
+  check_lapack_size(A, fn);
+  const int64_t n = A.sizes()[A.dim() - 1], count = batch_count(A);
+  std::vector<int64_t> wshape = batch_shape(A);
+  wshape.push_back(n);
+  Tensor w = empty_tensor(wshape, A.dtype(), fn);
+  Tensor V = column_major(A);
+  if (V.numel() > 0) {
+    visit_float(A.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const auto& lp = blas::routines<T>().lapack;
+      std::vector<blas_int> status(static_cast<size_t>(count));
+      {
+        PinnedWork work({&V, &w}, saturating_work(count, n, n * n));
+        for (int64_t e = 0; e < count; ++e)
+          status[e] = lp.syevd(blas::kLapackColMajor, vectors ? 'V' : 'N', char(std::toupper(uplo[0])), blas_int(n),
+                             matrix<T>(V, e), ld(n), reinterpret_cast<T*>(w.data()) + e * n);
+      }
+      for (int64_t e = 0; e < count; ++e)
+        if (status[e] > 0)
+          throw LinAlgError(str_cat(fn, ": ", batch_prefix(A, e),
+                                    "The algorithm failed to converge because the input matrix is ill-conditioned or "
+                                    "has too many repeated eigenvalues (error code: ", status[e], ")."));
+    });
+  }
+  return {w, V};
+}
+
+}  // namespace
+
+std::vector<Tensor> linalg_eigh(const Tensor& A, const std::string& UPLO) {
+  return eigh_impl(A, UPLO, true, "linalg.eigh");
+}
+
+Tensor linalg_eigvalsh(const Tensor& A, const std::string& UPLO) {
+  return eigh_impl(A, UPLO, false, "linalg.eigh")[0];
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,355 @@
+"""ember.linalg: torch.linalg's functions. The native ones are the `linalg_*` ops of
+declarations/ops/linalg.yaml; those returning several tensors are wrapped here in
+named tuples (sign/logabsdet, Q/R, U/S/Vh, eigenvalues/eigenvectors) as torch's
+torch.return_types are.
+
+OpenBLAS (the scipy-openblas32 package) is loaded on the first product or
+factorization, never at import: the native loader asks _blas_library_path() for it.
+"""
+from __future__ import annotations
+
+import operator as _operator
+
+from . import _C
+
+# torch.linalg.LinAlgError: a RuntimeError raised for a singular or not positive-definite
+# input (C++ ember::LinAlgError, core/linalg_error.h).
+LinAlgError = _C._LinAlgError
+LinAlgError.__module__ = "ember.linalg"
+LinAlgError.__qualname__ = LinAlgError.__name__ = "LinAlgError"
+
+
+def _blas_library_path():
+    """The path of OpenBLAS's shared library, or None (called once, from C++)."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("scipy_openblas32")  # finds it without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        lib = os.path.join(folder, "lib")
+        if os.path.isdir(lib):
+            for name in sorted(os.listdir(lib)):
+                if name.startswith("libscipy_openblas") and (".so" in name or name.endswith(".dylib")):
+                    return os.path.join(lib, name)
+    return None
+
+
+def _structseq(name, attribute, fields):
+    """A tuple type with named fields, built from one sequence as torch's return types
+    are (a class statement, not collections.namedtuple: that costs ~0.3 ms at import)."""
+
+    def __new__(cls, values):
+        values = tuple(values)
+        if len(values) != len(fields):
+            raise TypeError(f"{name}() takes a {len(fields)}-sequence ({len(values)}-sequence given)")
+        return tuple.__new__(cls, values)
+
+    def __repr__(self):
+        inner = ", ".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"ember.return_types.{name}({inner})"
+
+    def __reduce__(self):
+        return type(self), (tuple(self),)
+
+    namespace = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
+                 "_fields": tuple(fields), "n_fields": len(fields), "n_sequence_fields": len(fields),
+                 "__module__": __name__, "__qualname__": attribute}  # pickle finds it here
+    for i, f in enumerate(fields):
+        namespace[f] = property(_operator.itemgetter(i))
+    return type(name, (tuple,), namespace)
+
+
+_slogdet = _structseq("linalg_slogdet", "_slogdet", ["sign", "logabsdet"])
+_qr = _structseq("linalg_qr", "_qr", ["Q", "R"])
+_svd = _structseq("linalg_svd", "_svd", ["U", "S", "Vh"])
+_eigh = _structseq("linalg_eigh", "_eigh", ["eigenvalues", "eigenvectors"])
+
+cross = _C.linalg_cross
+inv = _C.linalg_inv
+solve = _C.linalg_solve
+det = _C.linalg_det
+cholesky = _C.linalg_cholesky
+svdvals = _C.linalg_svdvals
+eigvalsh = _C.linalg_eigvalsh
+vector_norm = _C.linalg_vector_norm  # declarations/ops/reductions.yaml
+
+
+def slogdet(A):
+    """(sign, logabsdet) of each square matrix of A; sign is 0 for a singular matrix.
+
+    >>> ember.linalg.slogdet(ember.tensor([[-2., 0.], [0., 1.]])).sign.item()
+    -1.0
+    """
+    return _slogdet(_C.linalg_slogdet(A))
+
+
+def qr(A, mode="reduced"):
+    """(Q, R) with A = Q @ R; mode 'reduced', 'complete' or 'r'.
+
+    >>> ember.linalg.qr(ember.ones(4, 3)).R.shape
+    ember.Size([3, 3])
+    """
+    return _qr(_C.linalg_qr(A, mode))
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    """(U, S, Vh) with A = U @ diag(S) @ Vh, S descending.
+
+    >>> ember.linalg.svd(ember.ones(4, 3), full_matrices=False).U.shape
+    ember.Size([4, 3])
+    """
+    return _svd(_C.linalg_svd(A, full_matrices, driver=driver))
+
+
+def eigh(A, UPLO="L"):
+    """(eigenvalues ascending, eigenvectors as columns) of a symmetric matrix.
+
+    >>> ember.linalg.eigh(ember.tensor([[2., 0.], [0., 1.]])).eigenvalues.tolist()
+    [1.0, 2.0]
+    """
+    return _eigh(_C.linalg_eigh(A, UPLO))
+
+
+def _check_square(A, fn):
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+
+
+def matrix_power(A, n):
+    """A @ A @ ... (n times) by repeated squaring; n = 0 gives the identity and n < 0 the
+    powers of inv(A).
+
+    >>> ember.linalg.matrix_power(ember.tensor([[1, 1], [0, 1]]), 3).tolist()
+    [[1, 3], [0, 1]]
+    """
+    _check_square(A, "linalg.matrix_power")
+    if n == 0:
+        return _C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    while True:  # binary powers: log2(n) squarings
+        if n & 1:
+            result = A if result is None else _C.matmul(result, A)
+        n >>= 1
+        if not n:
+            return result.clone() if result is A else result
+        A = _C.matmul(A, A)
+
+
+def _transpose(A):
+    return A.transpose(-2, -1)
+
+
+def _tolerance(largest, atol, rtol, shape):
+    """The singular values at most this count as zero in pinv and matrix_rank:
+    max(atol, rtol * largest), rtol defaulting to eps * max(m, n) (to 0 when only atol is
+    given). largest: (..., 1), the largest singular value of each matrix."""
+    from ._finfo import finfo
+
+    if rtol is None:
+        rtol = 0.0 if atol is not None else finfo(largest.dtype).eps * max(shape[-2], shape[-1])
+    tol = _C.mul(largest, rtol)
+    if atol is not None:
+        tol = _C.maximum(tol, atol.unsqueeze(-1) if isinstance(atol, _C.TensorBase) else _C.full_like(tol, atol))
+    return tol
+
+
+def _largest(S, hermitian):
+    """(..., 1): the largest of each row of S, singular values (descending) or, when
+    hermitian, |eigenvalues| of ascending eigenvalues (the largest is at one end)."""
+    if S.shape[-1] == 0:
+        return S
+    first = S.narrow(-1, 0, 1)
+    return _C.maximum(first, S.narrow(-1, S.shape[-1] - 1, 1)) if hermitian else first
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse, from the SVD (singular values at most
+    max(atol, rtol * largest) count as zero).
+
+    >>> ember.linalg.pinv(ember.tensor([[2., 0.], [0., 0.]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    U, S, Vh = svd(A, full_matrices=False)
+    keep = _C.gt(S, _tolerance(_largest(S, False), atol, rtol, A.shape))
+    S_inv = _C.where(keep, _C.reciprocal(S), _C.zeros_like(S))
+    # (n, k) * (k,) @ (k, m)
+    return _C.matmul(_C.mul(_transpose(Vh), S_inv.unsqueeze(-2)), _transpose(U))
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values above max(atol, rtol * largest), as int64.
+
+    >>> ember.linalg.matrix_rank(ember.ones(3, 3)).item()
+    1
+    """
+    S = _C.abs(eigvalsh(A)) if hermitian else svdvals(A)
+    above = _C.gt(S, _tolerance(_largest(S, hermitian), atol, rtol, A.shape)).to(_C.int64)
+    return _C.matmul(above, _C.ones(S.shape[-1], dtype=_C.int64))
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sums the products of a's and b's elements over the dims listed in dims (an int n:
+    a's last n against b's first n; or two lists).
+
+    >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(3, 4, 5)).shape
+    ember.Size([2, 5])
+    """
+    if out is not None:
+        raise NotImplementedError("tensordot(out=) is not supported yet")
+    if isinstance(dims, _C.TensorBase):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.dim() or dims > b.dim():
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    else:
+        dims_a, dims_b = dims
+        if isinstance(dims_a, int) or isinstance(dims_b, int):
+            raise TypeError("tensordot(): dims must be an int or a pair of lists of dims, e.g. ([1], [0])")
+        dims_a, dims_b = list(dims_a), list(dims_b)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
+                               f"and second has size {b.shape[db]} in dim {db}")
+    wa = [d % a.dim() for d in dims_a]
+    wb = [d % b.dim() for d in dims_b]
+    free_a = [d for d in range(a.dim()) if d not in wa]
+    free_b = [d for d in range(b.dim()) if d not in wb]
+    k = 1
+    for d in wa:
+        k *= a.shape[d]
+    size_a = [a.shape[d] for d in free_a]
+    size_b = [b.shape[d] for d in free_b]
+    m = n = 1
+    for s in size_a:
+        m *= s
+    for s in size_b:
+        n *= s
+    # (free_a..., contracted...) @ (contracted..., free_b...) as one (m, k) @ (k, n)
+    left = a.permute(free_a + wa).reshape(m, k)
+    right = b.permute(wb + free_b).reshape(k, n)
+    return _C.mm(left, right).reshape(size_a + size_b)
+
+
+def _sum_dim(t, d):
+    """t summed over dim d (a product with ones: reductions live elsewhere)."""
+    return _C.matmul(t.movedim(d, -1), _C.ones(t.shape[d], dtype=t.dtype))
+
+
+def einsum(equation, *operands):
+    """Einstein summation: 'ij,jk->ik' multiplies matrices; labels repeated across
+    operands are multiplied along, labels missing from the output are summed, '...'
+    stands for broadcast dims. Contracts left to right, each pair as one bmm.
+
+    >>> ember.einsum('ij,jk->ik', ember.ones(2, 3), ember.ones(3, 4)).shape
+    ember.Size([2, 4])
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    # '...' becomes labels of their own, aligned from the right across operands
+    n_ell = 0
+    for term, op in zip(terms, operands):
+        if "..." in term:
+            n_ell = max(n_ell, op.dim() - (len(term) - 3))
+    ell = [chr(0x100 + i) for i in range(n_ell)]
+
+    def labels_of(term, ndim, where):
+        letters = term.replace("...", "")
+        if "..." in term:
+            count = ndim - len(letters)
+            if count < 0:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(letters)}) is more "
+                                   f"than the number of dimensions ({ndim}) for operand {where}")
+            before, _, after = term.partition("...")
+            return list(before) + ell[n_ell - count:] + list(after)
+        if len(letters) != ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(letters)}) does not match "
+                               f"the number of dimensions ({ndim}) for operand {where} and no ellipsis was given")
+        return list(letters)
+
+    items = []  # (tensor, labels), repeated labels within one operand taken as diagonals
+    sizes, counts = {}, {}
+    for i, (term, op) in enumerate(zip(terms, operands)):
+        labels = labels_of(term, op.dim(), i)
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+        for label in dict.fromkeys(labels):
+            while labels.count(label) > 1:
+                d1 = labels.index(label)
+                d2 = labels.index(label, d1 + 1)
+                if op.shape[d1] != op.shape[d2]:
+                    raise RuntimeError(f"einsum(): subscript {label} is repeated for operand {i} but the sizes "
+                                       f"don't match, {op.shape[d2]} != {op.shape[d1]}")
+                op = op.diagonal(0, d1, d2)  # the diagonal becomes the last dim
+                labels = [x for j, x in enumerate(labels) if j not in (d1, d2)] + [label]
+        for label, size in zip(labels, op.shape):
+            seen = sizes.get(label, 1)
+            if seen != 1 and size != 1 and seen != size:
+                raise RuntimeError(f"einsum(): subscript {label} has size {size} for operand {i} which does not "
+                                   f"broadcast with previously seen size {seen}")
+            sizes[label] = size if seen == 1 else seen  # size 1 broadcasts
+        items.append((op, labels))
+    if arrow:
+        out = list(rhs.replace("...", "".join(ell))) if "..." in rhs else list(rhs)
+        for label in out:
+            if label not in sizes:
+                raise RuntimeError(f"einsum(): output subscript {label} does not appear in the equation for any "
+                                   "input operand")
+    else:  # implicit output: the ellipsis, then the labels used once, sorted
+        out = ell + sorted(x for x in counts if counts[x] == 1 and x not in ell)
+
+    def full(t, labels, keep):
+        """t with labels summed out unless in keep, each kept dim expanded to its size."""
+        for label in [x for x in labels if x not in keep]:
+            t = _sum_dim(t, labels.index(label))
+            labels = [x for x in labels if x != label]
+        return t, labels
+
+    t, labels = items[0]
+    for i in range(1, len(items)):
+        u, ulabels = items[i]
+        later = set(out).union(*(set(lb) for _, lb in items[i + 1:]))
+        t, labels = full(t, labels, later | set(ulabels))
+        u, ulabels = full(u, ulabels, later | set(labels))
+        batch = [x for x in labels if x in ulabels and x in later]
+        contract = [x for x in labels if x in ulabels and x not in later]
+        left = [x for x in labels if x not in ulabels]
+        right = [x for x in ulabels if x not in labels]
+
+        def arrange(x, xl, order):
+            x = x.permute([xl.index(lb) for lb in order])
+            return x.expand([sizes[lb] if x.shape[j] == 1 else x.shape[j] for j, lb in enumerate(order)])
+
+        def prod(group):
+            p = 1
+            for lb in group:
+                p *= sizes[lb]
+            return p
+
+        a = arrange(t, labels, batch + left + contract).reshape(prod(batch), prod(left), prod(contract))
+        b = arrange(u, ulabels, batch + contract + right).reshape(prod(batch), prod(contract), prod(right))
+        t = _C.bmm(a, b).reshape([sizes[lb] for lb in batch + left + right])
+        labels = batch + left + right
+    t, labels = full(t, labels, set(out))
+    t = t.permute([labels.index(lb) for lb in out]) if out else t
+    return t.expand([sizes[lb] for lb in out]) if out and list(t.shape) != [sizes[lb] for lb in out] else t

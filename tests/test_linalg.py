@@ -1,0 +1,508 @@
+"""Matrix products and ember.linalg against torch: values (tolerance by dtype), dtypes,
+shapes, every matmul rank combination with batch broadcasting, non-contiguous inputs
+(transposed, sliced), empty and 1x1 inputs, the integer/half fallback kernel, and the
+error cases with torch's exception types (LinAlgError for singular inputs)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pytest
+
+import ember
+from helpers import check, from_torch, torch
+
+TOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2, "bfloat16": 3e-2}
+PRODUCT_DTYPES = ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "float16", "bfloat16"]
+LAYOUTS = ["contiguous", "transposed", "sliced"]
+
+
+def data(shape, dtype="float32", layout="contiguous", seed=0):
+    """A torch tensor of this shape and dtype in a layout (small integers for integer
+    dtypes, so products are exact); pass it through lib() to get the ember twin."""
+    g = torch.Generator().manual_seed(seed + 17 * len(shape) + sum(shape))
+    shape = tuple(shape)
+    if layout == "transposed" and len(shape) >= 2:
+        base = shape[:-2] + (shape[-1], shape[-2])
+    elif layout == "sliced" and len(shape) >= 1:
+        base = shape[:-1] + (2 * shape[-1],)
+    else:
+        base = shape
+    if dtype in ("float32", "float64", "float16", "bfloat16"):
+        t = torch.randn(base, generator=g, dtype=torch.float64).to(getattr(torch, dtype))
+    else:
+        low = 0 if dtype == "uint8" else -4
+        t = torch.randint(low, 5, base, generator=g).to(getattr(torch, dtype))
+    if layout == "transposed" and len(shape) >= 2:
+        return t.transpose(-1, -2)
+    if layout == "sliced" and len(shape) >= 1:
+        return t[..., ::2]
+    return t
+
+
+def on(lib, t):
+    """t itself for torch; for ember, a tensor with t's values and the same strides and
+    offset into a copy of t's storage."""
+    if lib is torch:
+        return t
+    flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
+    return ember.as_strided(from_torch(flat), tuple(t.shape), t.stride(), t.storage_offset())
+
+
+def tol_for(dtype):
+    return TOL.get(dtype, 0.0)
+
+
+# ---------------------------------------------------------------------------- products
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_mm(dtype, layout):
+    a, b = data((5, 7), dtype, layout), data((7, 3), dtype, layout, seed=1)
+    got = check(lambda lib: lib.mm(on(lib, a), on(lib, b)), tol=tol_for(dtype))
+    assert got.is_contiguous()
+    check(lambda lib: on(lib, a).mm(on(lib, b)), tol=tol_for(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
+@pytest.mark.parametrize("shapes", [((0, 3), (3, 4)), ((2, 0), (0, 4)), ((2, 3), (3, 0)), ((1, 1), (1, 1)),
+                                    ((1, 5), (5, 1)), ((4, 1), (1, 3))])
+def test_mm_edge_shapes(dtype, shapes):
+    a, b = data(shapes[0], dtype), data(shapes[1], dtype, seed=1)
+    check(lambda lib: lib.mm(on(lib, a), on(lib, b)), tol=tol_for(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bfloat16"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_bmm(dtype, layout):
+    a, b = data((3, 4, 5), dtype, layout), data((3, 5, 2), dtype, layout, seed=1)
+    check(lambda lib: lib.bmm(on(lib, a), on(lib, b)), tol=tol_for(dtype))
+    check(lambda lib: on(lib, a).bmm(on(lib, b)), tol=tol_for(dtype))
+
+
+MATMUL_SHAPES = [
+    ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+    ((5, 2, 3), (3,)), ((3,), (5, 3, 4)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)),
+    ((5, 2, 3), (5, 3, 4)), ((7, 1, 2, 3), (5, 3, 4)), ((1, 2, 3), (6, 3, 4)), ((2, 1, 2, 3), (1, 4, 3, 2)),
+    ((0, 2, 3), (3, 4)), ((2, 0, 3), (2, 3, 4)), ((2, 2, 0), (2, 0, 4)), ((0,), (0,)), ((1, 1), (1,)),
+]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_matmul_ranks(shapes, dtype):
+    a, b = data(shapes[0], dtype), data(shapes[1], dtype, seed=1)
+    check(lambda lib: lib.matmul(on(lib, a), on(lib, b)), tol=tol_for(dtype))
+    check(lambda lib: on(lib, a).matmul(on(lib, b)), tol=tol_for(dtype))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_matmul_noncontiguous_batches(layout):
+    a, b = data((4, 3, 5), "float32", layout), data((4, 5, 6), "float32", layout, seed=1)
+    check(lambda lib: lib.matmul(on(lib, a), on(lib, b)), tol=1e-4)
+    # a batch dim broadcast with stride 0, and a permuted batch
+    check(lambda lib: lib.matmul(on(lib, a[:1]).expand(4, 3, 5), on(lib, b)), tol=1e-4)
+    check(lambda lib: lib.matmul(on(lib, a).permute(1, 0, 2).transpose(0, 1), on(lib, b)), tol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_mv_dot_vdot_inner_outer(dtype, layout):
+    m, v, w = data((4, 6), dtype, layout), data((6,), dtype, layout, seed=1), data((6,), dtype, layout, seed=2)
+    tol = tol_for(dtype) * 10
+    check(lambda lib: lib.mv(on(lib, m), on(lib, v)), tol=tol)
+    check(lambda lib: on(lib, m).mv(on(lib, v)), tol=tol)
+    check(lambda lib: lib.dot(on(lib, v), on(lib, w)), tol=tol)
+    check(lambda lib: on(lib, v).dot(on(lib, w)), tol=tol)
+    check(lambda lib: lib.vdot(on(lib, v), on(lib, w)), tol=tol)
+    check(lambda lib: lib.inner(on(lib, m), on(lib, m)), tol=tol)
+    check(lambda lib: lib.inner(on(lib, v), on(lib, w)), tol=tol)
+    check(lambda lib: lib.outer(on(lib, v), on(lib, w)), tol=tol)
+    check(lambda lib: lib.ger(on(lib, v), on(lib, w)), tol=tol)
+    check(lambda lib: on(lib, v).outer(on(lib, w[:3])), tol=tol)
+
+
+def test_outer_inner_promotion_and_bool():
+    check(lambda lib: lib.outer(lib.tensor([1, 2], dtype=lib.int32), lib.tensor([1.5, 2.0])))
+    check(lambda lib: lib.outer(lib.tensor([True, False]), lib.tensor([True, True])))
+    check(lambda lib: lib.inner(lib.tensor(2), lib.tensor([1.5, 2.0])))
+    check(lambda lib: lib.inner(lib.tensor([[1, 2], [3, 4]]), lib.tensor(3)))
+    check(lambda lib: lib.dot(lib.tensor([], dtype=lib.float32), lib.tensor([], dtype=lib.float32)))
+
+
+def test_integer_overflow_wraps():
+    check(lambda lib: lib.mm(lib.full((2, 3), 100, dtype=lib.int8), lib.full((3, 2), 3, dtype=lib.int8)))
+    check(lambda lib: lib.mm(lib.full((1, 2), 2**62, dtype=lib.int64), lib.full((2, 1), 2, dtype=lib.int64)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_addmm_family(dtype):
+    tol = tol_for(dtype) * 10
+    s, m1, m2 = data((3, 4), dtype), data((3, 5), dtype, "transposed", 1), data((5, 4), dtype, seed=2)
+    scal = {"beta": 2, "alpha": 3}
+    check(lambda lib: lib.addmm(on(lib, s), on(lib, m1), on(lib, m2)), tol=tol)
+    check(lambda lib: lib.addmm(on(lib, s[0]), on(lib, m1), on(lib, m2), **scal), tol=tol)
+    check(lambda lib: on(lib, s).addmm(on(lib, m1), on(lib, m2), beta=0), tol=tol)
+    v, vec = data((3,), dtype), data((5,), dtype, seed=3)
+    check(lambda lib: lib.addmv(on(lib, v), on(lib, m1), on(lib, vec), **scal), tol=tol)
+    check(lambda lib: on(lib, v).addmv(on(lib, m1), on(lib, vec)), tol=tol)
+    v4 = data((4,), dtype, seed=4)
+    check(lambda lib: lib.addr(on(lib, s), on(lib, v), on(lib, v4), **scal), tol=tol)
+    b1, b2 = data((2, 3, 5), dtype, seed=5), data((2, 5, 4), dtype, "sliced", 6)
+    check(lambda lib: lib.baddbmm(on(lib, s), on(lib, b1), on(lib, b2), **scal), tol=tol)
+    check(lambda lib: lib.addbmm(on(lib, s), on(lib, b1), on(lib, b2), **scal), tol=tol)
+    check(lambda lib: on(lib, s).addbmm(on(lib, b1), on(lib, b2)), tol=tol)
+
+
+def test_addmm_beta_zero_ignores_nan():
+    check(lambda lib: lib.addmm(lib.full((2, 2), float("nan")), lib.ones(2, 3), lib.ones(3, 2), beta=0))
+    check(lambda lib: lib.addmm(lib.full((2, 2), 1.0), lib.ones(2, 0), lib.ones(0, 2), beta=0.5, alpha=2))
+
+
+def test_addr_promotes_and_checks_factors():
+    check(lambda lib: lib.addr(lib.ones(2, 3), lib.tensor([1, 2]), lib.ones(3)))
+    check(lambda lib: lib.addr(lib.ones(2, 3, dtype=lib.bool), lib.tensor([True, False]), lib.ones(3, dtype=lib.bool)))
+    check(lambda lib: lib.addr(lib.ones(2, 3, dtype=lib.int64), lib.ones(2, dtype=lib.int64), lib.ones(3, dtype=lib.int64),
+                               alpha=1.5))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_kron_and_cross(dtype):
+    a, b = data((2, 3), dtype), data((3, 2), dtype, seed=1)
+    check(lambda lib: lib.kron(on(lib, a), on(lib, b)))
+    check(lambda lib: lib.kron(on(lib, a[0]), on(lib, b)))
+    check(lambda lib: on(lib, a).kron(on(lib, b[0])))
+    x, y = data((4, 3), dtype, seed=2), data((1, 3), dtype, seed=3)
+    check(lambda lib: lib.linalg.cross(on(lib, x), on(lib, y)), tol=tol_for(dtype))
+    check(lambda lib: lib.cross(on(lib, x), on(lib, x.flip(0)), dim=1), tol=tol_for(dtype))
+    check(lambda lib: lib.cross(on(lib, x.t()), on(lib, x.t().contiguous()), dim=0), tol=tol_for(dtype))
+    check(lambda lib: on(lib, x).cross(on(lib, x), dim=-1))
+
+
+PRODUCT_ERRORS = {
+    "mm dtypes": lambda lib: lib.mm(lib.ones(2, 3), lib.ones(3, 4, dtype=lib.float64)),
+    "mm shapes": lambda lib: lib.mm(lib.ones(2, 3), lib.ones(2, 3)),
+    "mm rank": lambda lib: lib.mm(lib.ones(2, 3), lib.ones(3)),
+    "mm rank self": lambda lib: lib.mm(lib.ones(3), lib.ones(3, 2)),
+    "mm bool": lambda lib: lib.mm(lib.ones(2, 3, dtype=lib.bool), lib.ones(3, 2, dtype=lib.bool)),
+    "bmm rank": lambda lib: lib.bmm(lib.ones(2, 3), lib.ones(3, 4)),
+    "bmm batch": lambda lib: lib.bmm(lib.ones(2, 2, 3), lib.ones(3, 3, 4)),
+    "bmm dtypes": lambda lib: lib.bmm(lib.ones(2, 2, 3), lib.ones(2, 3, 4, dtype=lib.float64)),
+    "matmul 0-d": lambda lib: lib.matmul(lib.ones(()), lib.ones(3)),
+    "matmul 1x1 sizes": lambda lib: lib.matmul(lib.ones(3), lib.ones(4)),
+    "matmul mv sizes": lambda lib: lib.matmul(lib.ones(2, 3), lib.ones(4)),
+    "matmul batch": lambda lib: lib.matmul(lib.ones(2, 2, 3), lib.ones(3, 3, 4)),
+    "matmul inner": lambda lib: lib.matmul(lib.ones(2, 2, 3), lib.ones(2, 4, 4)),
+    "matmul dtypes": lambda lib: lib.matmul(lib.ones(2, 2, 3), lib.ones(2, 3, 4, dtype=lib.float64)),
+    "matmul folded dtypes": lambda lib: lib.matmul(lib.ones(2, 2, 3), lib.ones(3, 4, dtype=lib.float64)),
+    "mv rank": lambda lib: lib.mv(lib.ones(2, 3), lib.ones(3, 1)),
+    "mv dtypes": lambda lib: lib.mv(lib.ones(2, 3), lib.ones(3, dtype=lib.float64)),
+    "mv bool": lambda lib: lib.mv(lib.ones(2, 3, dtype=lib.bool), lib.ones(3, dtype=lib.bool)),
+    "dot rank": lambda lib: lib.dot(lib.ones(2, 3), lib.ones(2, 3)),
+    "dot sizes": lambda lib: lib.dot(lib.ones(3), lib.ones(4)),
+    "dot dtypes": lambda lib: lib.dot(lib.ones(3), lib.ones(3, dtype=lib.float64)),
+    "dot bool": lambda lib: lib.dot(lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool)),
+    "inner sizes": lambda lib: lib.inner(lib.ones(3), lib.ones(4)),
+    "inner dtypes": lambda lib: lib.inner(lib.ones(2, 3, dtype=lib.int64), lib.ones(3)),
+    "outer rank": lambda lib: lib.outer(lib.ones(2, 3), lib.ones(3)),
+    "addmm self shape": lambda lib: lib.addmm(lib.ones(3), lib.ones(2, 3), lib.ones(3, 4)),
+    "addmm dtypes": lambda lib: lib.addmm(lib.ones(2, 4, dtype=lib.float64), lib.ones(2, 3), lib.ones(3, 4)),
+    "addmm rank": lambda lib: lib.addmm(lib.ones(2, 2), lib.ones(3), lib.ones(3, 2)),
+    "addmv sizes": lambda lib: lib.addmv(lib.ones(3), lib.ones(2, 3), lib.ones(3)),
+    "addr rank": lambda lib: lib.addr(lib.ones(2, 3), lib.ones(2, 2), lib.ones(3)),
+    "addr self shape": lambda lib: lib.addr(lib.ones(2, 3), lib.ones(2), lib.ones(4)),
+    "baddbmm dtypes": lambda lib: lib.baddbmm(lib.ones(2, 2, 2), lib.ones(2, 2, 3),
+                                              lib.ones(2, 3, 2, dtype=lib.float64)),
+    "addbmm dtypes": lambda lib: lib.addbmm(lib.ones(2, 2), lib.ones(2, 2, 3), lib.ones(2, 3, 2, dtype=lib.float64)),
+    "cross length": lambda lib: lib.linalg.cross(lib.ones(2, 4), lib.ones(2, 4)),
+    "cross no dim 3": lambda lib: lib.cross(lib.ones(2, 4), lib.ones(2, 4)),
+    "cross dim": lambda lib: lib.cross(lib.ones(2, 3), lib.ones(2, 3), dim=0),
+    "cross dtypes": lambda lib: lib.linalg.cross(lib.ones(2, 3), lib.ones(2, 3, dtype=lib.float64)),
+    "cross bool": lambda lib: lib.linalg.cross(lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool)),
+    "cross dim range": lambda lib: lib.linalg.cross(lib.ones(2, 3), lib.ones(2, 3), dim=2),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using torch.cross without specifying the dim")
+@pytest.mark.parametrize("name", PRODUCT_ERRORS)
+def test_product_errors(name):
+    fn = PRODUCT_ERRORS[name]
+    with pytest.raises(Exception) as theirs:
+        fn(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        fn(ember)
+    assert type(ours.value) is type(theirs.value)
+
+
+def test_product_error_messages():
+    for fn in [PRODUCT_ERRORS["mm dtypes"], PRODUCT_ERRORS["mm shapes"], PRODUCT_ERRORS["bmm batch"],
+               PRODUCT_ERRORS["dot sizes"], PRODUCT_ERRORS["mv dtypes"], PRODUCT_ERRORS["matmul 0-d"]]:
+        with pytest.raises(Exception) as theirs:
+            fn(torch)
+        with pytest.raises(Exception) as ours:
+            fn(ember)
+        assert str(ours.value) == str(theirs.value)
+
+
+# ---------------------------------------------------------------------------- linalg
+def spd(n, batch=(), dtype="float64", seed=0):
+    """A symmetric positive-definite matrix (batch)."""
+    a = data(batch + (n, n), "float64", seed=seed)
+    return (a @ a.transpose(-1, -2) + n * torch.eye(n, dtype=torch.float64)).to(getattr(torch, dtype))
+
+
+def as_torch(t):
+    return torch.tensor(t.tolist(), dtype=getattr(torch, repr(t.dtype).split(".")[1])) if t.numel() else \
+        torch.empty(tuple(t.shape), dtype=getattr(torch, repr(t.dtype).split(".")[1]))
+
+
+FLOATS = ["float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1), (0, 0), (2, 0, 0), (0, 3, 3)], ids=str)
+def test_inv_det_slogdet(dtype, shape):
+    a = data(shape, dtype) + (3 * torch.eye(shape[-1], dtype=getattr(torch, dtype)) if shape[-1] else 0)
+    tol = tol_for(dtype) * 10
+    check(lambda lib: lib.linalg.inv(on(lib, a)), tol=tol)
+    check(lambda lib: lib.linalg.det(on(lib, a)), tol=tol)
+    check(lambda lib: tuple(lib.linalg.slogdet(on(lib, a))), tol=tol)
+    if len(shape) == 2 and shape[0]:
+        check(lambda lib: lib.linalg.inv(on(lib, a).t()), tol=tol)
+        check(lambda lib: lib.linalg.det(on(lib, a)[:, :]), tol=tol)
+
+
+def test_det_singular_and_signs():
+    check(lambda lib: lib.linalg.det(lib.tensor([[1., 2.], [2., 4.]])), tol=1e-6)
+    check(lambda lib: tuple(lib.linalg.slogdet(lib.zeros(2, 2))))
+    check(lambda lib: tuple(lib.linalg.slogdet(lib.tensor([[0., 1.], [1., 0.]]))))
+    check(lambda lib: lib.linalg.det(lib.tensor([[0., 1.], [1., 0.]], dtype=lib.float64)))
+    r = ember.linalg.slogdet(ember.eye(2))
+    assert r.sign.item() == 1.0 and r.logabsdet.item() == 0.0 and type(r).__name__ == "linalg_slogdet"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_solve(dtype):
+    A = data((3, 3), dtype) + 3 * torch.eye(3, dtype=getattr(torch, dtype))
+    tol = tol_for(dtype) * 10
+    check(lambda lib: lib.linalg.solve(on(lib, A), on(lib, data((3,), dtype, seed=1))), tol=tol)
+    check(lambda lib: lib.linalg.solve(on(lib, A), on(lib, data((3, 2), dtype, "transposed", 1))), tol=tol)
+    check(lambda lib: lib.linalg.solve(on(lib, A).expand(4, 3, 3), on(lib, data((4, 3), dtype, seed=2))), tol=tol)
+    check(lambda lib: lib.linalg.solve(on(lib, A), on(lib, data((5, 3, 1), dtype, seed=2))), tol=tol)
+    check(lambda lib: lib.linalg.solve(on(lib, A), on(lib, data((2, 3), dtype, seed=3)), left=False), tol=tol)
+    check(lambda lib: lib.linalg.solve(on(lib, A), on(lib, data((3, 0), dtype))), tol=tol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cholesky(dtype):
+    tol = tol_for(dtype) * 10
+    for A in [spd(4, dtype=dtype), spd(3, (2,), dtype=dtype), spd(1, dtype=dtype)]:
+        check(lambda lib: lib.linalg.cholesky(on(lib, A)), tol=tol)
+        check(lambda lib: lib.linalg.cholesky(on(lib, A), upper=True), tol=tol)
+    check(lambda lib: lib.linalg.cholesky(lib.zeros(0, 0, dtype=getattr(lib, dtype))))
+
+
+def reconstructs(parts, expected, tol):
+    """parts multiply back to expected (torch tensors)."""
+    got = parts[0]
+    for p in parts[1:]:
+        got = got @ p
+    assert torch.allclose(got, expected, atol=tol, rtol=tol), (got, expected)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (1, 1), (0, 3), (3, 0)], ids=str)
+def test_qr_svd(dtype, shape):
+    A = data(shape, dtype)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for mode in ["reduced", "complete", "r"]:
+        q, r = ember.linalg.qr(on(ember, A), mode=mode)
+        tq, tr = torch.linalg.qr(A, mode=mode)
+        assert q.shape == tq.shape and r.shape == tr.shape and q.dtype == r.dtype == ember_dtype(dtype)
+        if mode != "r":
+            reconstructs([as_torch(q), as_torch(r)], A, tol)
+        assert torch.allclose(as_torch(r).abs(), tr.abs(), atol=tol, rtol=tol)
+    for full in [True, False]:
+        res = ember.linalg.svd(on(ember, A), full_matrices=full)
+        tres = torch.linalg.svd(A, full_matrices=full)
+        assert [tuple(x.shape) for x in res] == [tuple(x.shape) for x in tres]
+        assert torch.allclose(as_torch(res.S), tres.S, atol=tol, rtol=tol)
+        k = min(shape[-2:])
+        u, s, vh = as_torch(res.U), as_torch(res.S), as_torch(res.Vh)
+        reconstructs([u[..., :, :k] * s.unsqueeze(-2), vh[..., :k, :]], A, tol * 10)
+    check(lambda lib: lib.linalg.svdvals(on(lib, A)), tol=tol)
+
+
+def ember_dtype(name):
+    return getattr(ember, name)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_eigh(dtype):
+    tol = 1e-3 if dtype == "float32" else 1e-9
+    for A in [spd(4, dtype=dtype), spd(3, (2,), dtype=dtype, seed=1), spd(1, dtype=dtype)]:
+        for uplo in ["L", "U"]:
+            check(lambda lib: lib.linalg.eigvalsh(on(lib, A), UPLO=uplo), tol=tol)
+            w, v = ember.linalg.eigh(on(ember, A), UPLO=uplo)
+            tw = torch.linalg.eigvalsh(A)
+            assert torch.allclose(as_torch(w), tw, atol=tol, rtol=tol)
+            reconstructs([as_torch(v) * as_torch(w).unsqueeze(-2), as_torch(v).transpose(-1, -2)], A, tol * 10)
+    # only the named triangle is read
+    A = spd(3, dtype=dtype)
+    check(lambda lib: lib.linalg.eigvalsh(on(lib, A.tril()), UPLO="L"), tol=tol)
+    check(lambda lib: lib.linalg.eigvalsh(on(lib, A.triu()), UPLO="U"), tol=tol)
+
+
+def test_linalg_error_is_runtime_error():
+    assert issubclass(ember.linalg.LinAlgError, RuntimeError)
+    with pytest.raises(ember.linalg.LinAlgError, match="singular"):
+        ember.linalg.inv(ember.zeros(2, 2))
+    with pytest.raises(ember.linalg.LinAlgError, match=r"\(Batch element 1\)"):
+        ember.linalg.inv(ember.tensor([[[1., 0.], [0., 1.]], [[0., 0.], [0., 0.]]]))
+    with pytest.raises(ember.linalg.LinAlgError, match="positive-definite"):
+        ember.linalg.cholesky(ember.tensor([[1., 2.], [2., 1.]]))
+
+
+LINALG_ERRORS = {
+    "inv singular": lambda lib: lib.linalg.inv(lib.zeros(2, 2)),
+    "inv not square": lambda lib: lib.linalg.inv(lib.ones(2, 3)),
+    "inv 1-d": lambda lib: lib.linalg.inv(lib.ones(3)),
+    "inv int": lambda lib: lib.linalg.inv(lib.ones(2, 2, dtype=lib.int64)),
+    "inv half": lambda lib: lib.linalg.inv(lib.ones(2, 2, dtype=lib.float16)),
+    "det int": lambda lib: lib.linalg.det(lib.ones(2, 2, dtype=lib.int64)),
+    "det not square": lambda lib: lib.linalg.det(lib.ones(2, 3)),
+    "cholesky not pd": lambda lib: lib.linalg.cholesky(lib.tensor([[1., 0., 0.], [0., -1., 0.], [0., 0., 1.]])),
+    "cholesky not square": lambda lib: lib.linalg.cholesky(lib.ones(2, 3)),
+    "solve singular": lambda lib: lib.linalg.solve(lib.zeros(2, 2), lib.ones(2)),
+    "solve dtypes": lambda lib: lib.linalg.solve(lib.eye(2), lib.ones(2, dtype=lib.float64)),
+    "solve shapes": lambda lib: lib.linalg.solve(lib.eye(2), lib.ones(3)),
+    "solve batch": lambda lib: lib.linalg.solve(lib.eye(2).expand(3, 2, 2), lib.ones(4, 2, 1)),
+    "eigh not square": lambda lib: lib.linalg.eigh(lib.ones(2, 3)),
+    "eigh uplo": lambda lib: lib.linalg.eigh(lib.eye(2), UPLO="X"),
+    "qr mode": lambda lib: lib.linalg.qr(lib.ones(2, 3), mode="x"),
+    "svd int": lambda lib: lib.linalg.svd(lib.ones(2, 3, dtype=lib.int32)),
+}
+
+
+@pytest.mark.parametrize("name", LINALG_ERRORS)
+def test_linalg_errors(name):
+    fn = LINALG_ERRORS[name]
+    with pytest.raises(Exception) as theirs:
+        fn(torch)
+    is_linalg_error = isinstance(theirs.value, torch.linalg.LinAlgError)
+    with pytest.raises(RuntimeError) as ours:
+        fn(ember)
+    assert isinstance(ours.value, ember.linalg.LinAlgError) == is_linalg_error
+    assert str(ours.value) == str(theirs.value)
+
+
+# ---------------------------------------------------------------------------- BLAS loading
+def run_python(code):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def test_blas_is_loaded_on_first_use_and_single_threaded():
+    # ember splits products across its own pool: see Note [ember threads BLAS]
+    out = run_python(
+        "import ember, sys\n"
+        "maps = lambda: open('/proc/self/maps').read()\n"
+        "print('openblas' in maps(), 'scipy_openblas32' in sys.modules)\n"
+        "ember.mm(ember.ones(2, 2), ember.ones(2, 2))\n"
+        "print('openblas' in maps())\n"
+        "import ctypes, ember.linalg as L\n"
+        "lib = ctypes.CDLL(L._blas_library_path())\n"
+        "print(lib.scipy_openblas_get_num_threads())\n"
+        "ember.set_num_threads(1)\n"
+        "a = ember.rand(300, 200)\n"
+        "print(ember.allclose(a @ a.t(), ember.mm(a, a.t().contiguous())) if hasattr(ember, 'allclose') else True)\n")
+    assert out.split() == ["False", "False", "True", "1", "True"]
+
+
+def test_products_split_across_threads_match_single_thread():
+    # each product at least 2 * 2^18 multiply-adds, so it is split when alone
+    a, b = data((3, 130, 64), "float64"), data((64, 90), "float64", seed=1)
+    c, d = data((20, 300), "float64", "transposed", 2), data((300, 130), "float64", seed=3)
+    for threads in [1, 2]:
+        old = ember.get_num_threads()
+        ember.set_num_threads(threads)
+        try:
+            check(lambda lib: lib.matmul(on(lib, a), on(lib, b)), tol=1e-10)  # batch entries
+            check(lambda lib: lib.mm(on(lib, a[0]), on(lib, b)), tol=1e-10)  # row blocks
+            check(lambda lib: lib.mm(on(lib, c), on(lib, d)), tol=1e-10)  # column blocks
+        finally:
+            ember.set_num_threads(old)
+
+
+def test_blas_missing_is_a_clear_error():
+    code = ("import ember, ember.linalg as L\n"
+            "L._blas_library_path = lambda: None\n"
+            "try:\n    ember.mm(ember.ones(2, 2), ember.ones(2, 2))\n"
+            "except RuntimeError as e:\n    print('scipy-openblas32' in str(e))\n"
+            "print(ember.mm(ember.ones(2, 2, dtype=ember.int64), ember.ones(2, 2, dtype=ember.int64)).tolist())\n")
+    assert run_python(code).split()[0] == "True"
+
+
+# ---------------------------------------------------------------------------- composed in Python
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ii", [(3, 3)]), ("ii->i", [(3, 3)]),
+    ("ij->ji", [(2, 3)]), ("ij->", [(2, 3)]), ("bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]), ("i,i", [(3,), (3,)]),
+    ("i,j->ij", [(3,), (4,)]), ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 5)]), ("i,j,k->ijk", [(2,), (3,), (4,)]),
+    ("ijk,ikl,ilm->ijm", [(2, 3, 4), (2, 4, 5), (2, 5, 6)]), ("ij,ij->ij", [(2, 3), (2, 3)]),
+    ("ij, ij ->", [(2, 3), (2, 3)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]), ("ji", [(2, 3)]),
+    ("ij,kj->ik", [(0, 3), (4, 3)]), ("i...->...", [(2, 3, 4)]), ("iij->j", [(3, 3, 2)]), ("i,i", [(1,), (3,)]),
+    ("ij,j->i", [(2, 0), (0,)]),
+    # errors
+    ("ij,jk->ik", [(2, 3), (4, 4)]), ("ij->k", [(2, 3)]), ("ii", [(2, 3)]), ("ij,jk", [(2, 3)]), ("ij", [(2, 3, 4)]),
+]
+
+
+@pytest.mark.parametrize("case", EINSUM_CASES, ids=lambda c: c[0] + str(c[1]))
+def test_einsum(case):
+    eq, shapes = case
+    ts = [data(s, "float64", seed=i) for i, s in enumerate(shapes)]
+    check(lambda lib: lib.einsum(eq, *[on(lib, t) for t in ts]), tol=1e-10)
+    check(lambda lib: lib.einsum(eq, [on(lib, t) for t in ts]), tol=1e-10)
+
+
+def test_einsum_integer_and_dtype_error():
+    check(lambda lib: lib.einsum("i,i", lib.tensor([1, 2]), lib.tensor([3, 4])))
+    check(lambda lib: lib.einsum("ij,jk", lib.ones(2, 3), lib.ones(3, 4, dtype=lib.float64)))
+
+
+TENSORDOT_CASES = [((2, 3, 4), (3, 4, 5), 2), ((2, 3, 4), (4, 5), 1), ((2, 3), (4, 5), 0), ((2, 3), (3, 2), ([0, 1], [1, 0])),
+                   ((2, 3), (3, 4), ([1], [0])), ((2, 3), (3, 4), (1, 0)),
+                   ((2, 3, 4), (3, 4, 5), 1), ((2, 3), (3, 4), -1), ((2, 3), (3, 4), 3), ((2, 3), (3, 4), ([1], [1]))]
+
+
+@pytest.mark.parametrize("case", TENSORDOT_CASES, ids=str)
+def test_tensordot(case):
+    sa, sb, dims = case
+    a, b = data(sa, "float64"), data(sb, "float64", seed=1)
+    check(lambda lib: lib.tensordot(on(lib, a), on(lib, b), dims=dims), tol=1e-10)
+    check(lambda lib: lib.tensordot(lib.ones(2, 3), lib.ones(3, 4, dtype=lib.float64), dims=1))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, -1, -2])
+def test_matrix_power(n):
+    A = data((2, 3, 3), "float64") + 3 * torch.eye(3, dtype=torch.float64)
+    check(lambda lib: lib.linalg.matrix_power(on(lib, A), n), tol=1e-9)
+    if n >= 0:
+        check(lambda lib: lib.linalg.matrix_power(lib.tensor([[1, 1], [0, 1]]), n))
+    check(lambda lib: lib.linalg.matrix_power(lib.ones(2, 3), n))
+    check(lambda lib: lib.linalg.matrix_power(lib.ones(3), n))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3), (0, 3)], ids=str)
+def test_pinv_matrix_rank(shape):
+    A = data(shape, "float64")
+    low_rank = data(shape[:-1] + (1,), "float64") @ data((1, shape[-1]), "float64", seed=1)
+    for M in [A, low_rank]:
+        check(lambda lib: lib.linalg.pinv(on(lib, M)), tol=1e-8)
+        check(lambda lib: lib.linalg.matrix_rank(on(lib, M)))
+        check(lambda lib: lib.linalg.matrix_rank(on(lib, M), atol=0.5, rtol=0.0))
+        check(lambda lib: lib.linalg.pinv(on(lib, M), rtol=0.5), tol=1e-8)
+    S = spd(3)
+    check(lambda lib: lib.linalg.matrix_rank(on(lib, S), hermitian=True))
