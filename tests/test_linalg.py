@@ -15,6 +15,13 @@ import pytest
 import ember
 from helpers import check, from_torch, torch
 
+# declared ops this module compares with torch (see test_op_coverage.py)
+TESTED_OPS = {
+    "mm", "bmm", "matmul", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
+    "baddbmm", "kron", "cross", "linalg_cross", "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet",
+    "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh",
+}
+
 TOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2, "bfloat16": 3e-2}
 PRODUCT_DTYPES = ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "float16", "bfloat16"]
 LAYOUTS = ["contiguous", "transposed", "sliced"]

@@ -175,9 +175,6 @@ BUGS = {
     "return_types_module": (
         "ember.return_types does not exist, though the result types name it (ember.return_types.max)",
         lambda t, op, dt, spec: False, lambda lib: lib.return_types.max),
-    "linalg_namespace": (
-        "ember.linalg.vector_norm (named by the linalg_vector_norm doc) does not exist",
-        lambda t, op, dt, spec: False, lambda lib: lib.linalg.vector_norm(lib.tensor([3.0, 4.0]))),
 }
 # Cases that compare nothing ember should copy: torch 2.13 fails on its own output shape
 # for logsumexp(dim=[]); count_nonzero has no keepdim, so torch reads (2, True) as dims (2, 1).
