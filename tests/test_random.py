@@ -10,7 +10,8 @@ from helpers import DTYPE_NAMES, FLOAT_NAMES, check, torch
 
 # The declared ops this module tests (random.yaml): see test_op_coverage.py.
 TESTED_OPS = {"normal", "normal_", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
-    "randperm", "uniform_"}
+    "randperm", "uniform_", "bernoulli", "bernoulli_", "random_", "exponential_", "geometric_", "cauchy_",
+    "log_normal_", "multinomial"}
 
 N = 100_000
 
@@ -502,3 +503,67 @@ ERRORS = {
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors(case):
     check(ERRORS[case])
+
+
+# ---- distributions drawn in place and sampling: moments, supports and torch's errors
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_distribution_moments(dtype):
+    d = getattr(ember, dtype)
+    tol = 0.05 if dtype == "float16" else 0.02
+    assert abs(ember.empty(N, dtype=d).bernoulli_(0.3).float().mean().item() - 0.3) < tol
+    x = ember.empty(N, dtype=d).exponential_(2.0).double()
+    assert abs(x.mean().item() - 0.5) < tol and x.min().item() >= 0
+    g = ember.empty(N, dtype=d).geometric_(0.25).double()
+    assert abs(g.mean().item() - 4.0) < 0.1 and g.min().item() >= 1 and bool((g == g.round()).all())
+    c = ember.empty(N, dtype=ember.float64).cauchy_(1.0, 2.0)
+    assert abs(c.median().item() - 1.0) < 0.1  # the median (the mean does not exist)
+    ln = ember.empty(N, dtype=ember.float64).log_normal_(0.5, 0.25)
+    assert abs(ln.log().mean().item() - 0.5) < tol and abs(ln.log().std().item() - 0.25) < tol
+
+
+def test_bernoulli_forms_and_random_ranges():
+    p = ember.tensor([0.0, 1.0, 0.0, 1.0])
+    assert ember.bernoulli(p).tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert p.bernoulli(1.0).tolist() == [1.0] * 4
+    assert ember.empty(4, dtype=ember.int64).bernoulli_(p).tolist() == [0, 1, 0, 1]
+    r = ember.empty(N, dtype=ember.int64).random_(-3, 5)
+    assert r.min().item() == -3 and r.max().item() == 4
+    assert set(ember.empty(1000, dtype=ember.uint8).random_(4).tolist()) == {0, 1, 2, 3}
+    assert ember.empty(1000, dtype=ember.bool).random_().any().item()
+    u8 = ember.empty(N, dtype=ember.uint8).random_()
+    assert u8.max().item() == 255 and u8.min().item() == 0
+
+
+def test_multinomial():
+    w = ember.tensor([[1.0, 0.0, 3.0], [0.0, 5.0, 0.0]])
+    s = ember.multinomial(w, 2)
+    assert s.shape == (2, 2) and s.dtype == ember.int64
+    # no category twice; zero weights only once the others are used up (as torch 2.13)
+    assert sorted(s[0].tolist()) == [0, 2] and s[1, 0].item() == 1
+    assert sorted(ember.multinomial(ember.tensor([1.0, 0.0]), 2).tolist()) == [0, 1]
+    draws = ember.multinomial(ember.tensor([1.0, 3.0]), N, replacement=True)
+    assert abs(draws.double().mean().item() - 0.75) < 0.01
+    assert (ember.multinomial(ember.tensor([0.0, 2.0, 0.0]), 50, replacement=True) == 1).all().item()
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.empty(3).bernoulli_(1.5),
+    lambda lib: lib.empty(3).exponential_(-1.0),
+    lambda lib: lib.empty(3).geometric_(0.0),
+    lambda lib: lib.empty(3).cauchy_(0.0, -1.0),
+    lambda lib: lib.empty(3).log_normal_(0.0, -1.0),
+    lambda lib: lib.empty(3).random_(5, 2),
+    lambda lib: lib.multinomial(lib.tensor([1.0, 0.0]), 3),
+    lambda lib: lib.multinomial(lib.tensor([1.0, -1.0]), 1),
+    lambda lib: lib.multinomial(lib.tensor([1.0, float("nan")]), 1),
+    lambda lib: lib.multinomial(lib.tensor([1.0, 2.0]), 0),
+    lambda lib: lib.multinomial(lib.tensor([1, 2]), 1),
+    lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1),
+    lambda lib: lib.bernoulli(lib.tensor([1, 0])),
+])
+def test_distribution_errors(call):
+    with pytest.raises(Exception) as expected:
+        call(torch)
+    with pytest.raises(type(expected.value)):
+        call(ember)

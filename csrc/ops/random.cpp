@@ -1,6 +1,10 @@
 // Random sampling. See declarations/ops/random.yaml.
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <vector>
 #include "kernels/random.h"
+#include "ops/elementwise.h"
 #include "ops/internal.h"
 #include "ops/shape.h"
 #include "ops_decl.h"
@@ -151,6 +155,151 @@ Tensor normal_float_float(double mean, double std, IntList size, GeneratorImpl* 
   ScalarType dt = dtype.value_or(default_dtype());
   check_floating(dt, "normal");
   return normal_(empty_tensor(size, dt, "normal"), mean, std, generator);
+}
+
+}  // namespace ember::ops
+
+// The distributions below transform uniform samples drawn in float64 (elementwise ops
+// of the engine), then convert to self's dtype.
+namespace ember::ops {
+namespace {
+
+Tensor uniform_like(const Tensor& self, GeneratorImpl* generator) {
+  return uniform_(empty_tensor(self.sizes(), ScalarType::Float64), 0.0, 1.0, generator);
+}
+
+Tensor number(double v) { return wrapped_number(Scalar(v)); }
+
+Tensor write(const Tensor& self, const Tensor& values) {
+  check_no_internal_overlap(self, "random");
+  return copy_(self, values, false);
+}
+
+void check_probability(double p, const char* op) {
+  EMBER_CHECK(p >= 0 && p <= 1, Runtime, op, " expects 0 <= p <= 1, but got p=", p);
+}
+
+}  // namespace
+
+Tensor bernoulli_float_(const Tensor& self, double p, GeneratorImpl* generator) {
+  check_probability(p, "bernoulli_");
+  return write(self, lt_Tensor(uniform_like(self, generator), number(p), Out{}));
+}
+
+Tensor bernoulli_Tensor_(const Tensor& self, const Tensor& p, GeneratorImpl* generator) {
+  EMBER_CHECK(is_floating(p.dtype()), Runtime, "bernoulli_: expected a floating point probability tensor, got ",
+              type_name(p.dtype()));
+  if (p.numel() > 0) {
+    const double lo = item(amin(p, {}, false, Out{})).to_double(), hi = item(amax(p, {}, false, Out{})).to_double();
+    EMBER_CHECK(lo >= 0 && hi <= 1, Runtime, "bernoulli_: expected all probabilities in [0, 1]");
+  }
+  return write(self, lt_Tensor(uniform_like(self, generator), p, Out{}));
+}
+
+Tensor bernoulli(const Tensor& self, GeneratorImpl* generator) {
+  check_floating(self.dtype(), "bernoulli");
+  return bernoulli_Tensor_(empty_tensor(self.sizes(), self.dtype()), self, generator);
+}
+
+Tensor bernoulli_p(const Tensor& self, double p, GeneratorImpl* generator) {
+  check_floating(self.dtype(), "bernoulli");
+  return bernoulli_float_(empty_tensor(self.sizes(), self.dtype()), p, generator);
+}
+
+Tensor random_from_(const Tensor& self, int64_t from, std::optional<int64_t> to, GeneratorImpl* generator) {
+  const int64_t limit = max_exact(self.dtype());
+  const int64_t hi = to ? *to : limit == std::numeric_limits<int64_t>::max() ? limit : limit + 1;
+  Tensor draw = randint_low(from, hi, self.sizes(), generator, ScalarType::Int64);
+  return write(self, draw);
+}
+
+Tensor random_to_(const Tensor& self, int64_t to, GeneratorImpl* generator) {
+  return random_from_(self, 0, to, generator);
+}
+
+Tensor random_(const Tensor& self, GeneratorImpl* generator) {
+  return random_from_(self, 0, std::nullopt, generator);
+}
+
+Tensor exponential_(const Tensor& self, double lambd, GeneratorImpl* generator) {
+  check_floating(self.dtype(), "exponential_");
+  EMBER_CHECK(lambd > 0, Runtime, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  // -log(1 - u) / lambda, with u in [0, 1)
+  Tensor u = uniform_like(self, generator);
+  return write(self, div_Tensor(neg(log1p(neg(u, Out{}), Out{}), Out{}), number(lambd), Out{}));
+}
+
+Tensor geometric_(const Tensor& self, double p, GeneratorImpl* generator) {
+  EMBER_CHECK(p > 0 && p <= 1, Runtime, "geometric_ expects p to be in (0, 1], but got p=", p);
+  if (p == 1) return fill_Scalar_(self, Scalar(int64_t(1)));
+  // ceil(log(1 - u) / log(1 - p)), at least 1
+  Tensor u = uniform_like(self, generator);
+  Tensor k = ceil(div_Tensor(log1p(neg(u, Out{}), Out{}), number(std::log1p(-p)), Out{}), Out{});
+  return write(self, clamp_min(k, number(1.0), Out{}));
+}
+
+Tensor cauchy_(const Tensor& self, double median, double sigma, GeneratorImpl* generator) {
+  check_floating(self.dtype(), "cauchy_");
+  EMBER_CHECK(sigma > 0, Runtime, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  // median + sigma * tan(pi * (u - 1/2))
+  Tensor u = sub_Tensor(uniform_like(self, generator), number(0.5), Scalar(int64_t(1)), Out{});
+  Tensor t = tan(mul_Tensor(u, number(M_PI), Out{}), Out{});
+  return write(self, add_Tensor(mul_Tensor(t, number(sigma), Out{}), number(median), Scalar(int64_t(1)), Out{}));
+}
+
+Tensor log_normal_(const Tensor& self, double mean, double std, GeneratorImpl* generator) {
+  check_floating(self.dtype(), "log_normal_");
+  EMBER_CHECK(std > 0, Runtime, "log_normal_ expects std > 0.0, but found std=", std);
+  Tensor n = normal_(empty_tensor(self.sizes(), ScalarType::Float64), mean, std, generator);
+  return write(self, exp(n, Out{}));
+}
+
+// Without replacement: the num_samples smallest of -log(u) / w (an exponential race, which
+// picks in proportion to w, one at a time). With replacement: u * total searched in the
+// running sums of each row.
+Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, GeneratorImpl* generator) {
+  EMBER_CHECK(self.dim() == 1 || self.dim() == 2, Runtime, "prob_dist must be 1 or 2 dim");
+  check_floating(self.dtype(), "multinomial");
+  EMBER_CHECK(num_samples > 0, Runtime, "cannot sample n_sample <= 0 samples");
+  const int64_t categories = self.sizes()[self.dim() - 1];
+  EMBER_CHECK(replacement || num_samples <= categories, Runtime,
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  Tensor w = to_dtype(self.dim() == 1 ? unsqueeze(self, 0) : self, ScalarType::Float64, false, true, std::nullopt);
+  w = contiguous(w, MemoryFormat::Contiguous);
+  const int64_t rows = w.sizes()[0];
+  const double* p = reinterpret_cast<const double*>(w.data());
+  for (int64_t i = 0; i < w.numel(); ++i)
+    EMBER_CHECK(std::isfinite(p[i]) && p[i] >= 0, Runtime,
+                "probability tensor contains either `inf`, `nan` or element < 0");
+  for (int64_t r = 0; r < rows; ++r) {
+    // (without replacement, torch 2.13 draws zero-weight categories last once the others run out)
+    double total = 0;
+    for (int64_t c = 0; c < categories; ++c) total += p[r * categories + c];
+    EMBER_CHECK(total > 0, Runtime, "invalid multinomial distribution (sum of probabilities <= 0)");
+  }
+  Tensor out = empty_tensor({rows, num_samples}, ScalarType::Int64);
+  int64_t* o = reinterpret_cast<int64_t*>(out.data());
+  if (replacement) {
+    Tensor u = uniform_(empty_tensor({rows, num_samples}, ScalarType::Float64), 0.0, 1.0, generator);
+    const double* uu = reinterpret_cast<const double*>(u.data());
+    std::vector<double> running(categories);
+    for (int64_t r = 0; r < rows; ++r) {
+      double acc = 0;
+      for (int64_t c = 0; c < categories; ++c) running[c] = acc += p[r * categories + c];
+      for (int64_t s = 0; s < num_samples; ++s) {
+        const double target = uu[r * num_samples + s] * acc;
+        int64_t c = std::upper_bound(running.begin(), running.end(), target) - running.begin();
+        while (c > 0 && (c >= categories || p[r * categories + c] == 0)) --c;  // never a zero-weight category
+        o[r * num_samples + s] = c;
+      }
+    }
+  } else {
+    Tensor u = uniform_(empty_tensor({rows, categories}, ScalarType::Float64), 0.0, 1.0, generator);
+    Tensor keys = div_Tensor(neg(log1p(neg(u, Out{}), Out{}), Out{}), w, Out{});  // inf for zero weights
+    Tensor order = argsort(keys, -1, false, true);
+    copy_(out, narrow(order, 1, 0, num_samples), false);
+  }
+  return self.dim() == 1 ? view(out, {num_samples}) : out;
 }
 
 }  // namespace ember::ops
