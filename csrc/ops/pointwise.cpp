@@ -166,4 +166,21 @@ Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol
                  Out{});
 }
 
+bool equal(const Tensor& self, const Tensor& other) {
+  if (self.sizes() != other.sizes()) return false;
+  if (self.numel() == 0) return true;
+  return item(all(eq_Tensor(self, other, Out{}), std::nullopt, false, Out{})).to_bool();
+}
+
+bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  return item(all(isclose(self, other, rtol, atol, equal_nan), std::nullopt, false, Out{})).to_bool();
+}
+
+ScalarType result_type_Tensor(const Tensor& tensor, const Tensor& other) { return common_dtype(tensor, other); }
+
+// (overload names keep these apart from the C++ helpers of the same name)
+ScalarType promote_types_dtypes(ScalarType type1, ScalarType type2) { return ember::promote_types(type1, type2); }
+
+bool can_cast_dtypes(ScalarType from, ScalarType to) { return can_cast(from, to); }
+
 }  // namespace ember::ops

@@ -141,6 +141,12 @@ PyNumberMethods size_as_number = {};
 
 PyObject* dtype_object(ScalarType t) { return g_dtypes[static_cast<int>(t)]; }
 
+PyObject* wrap(ScalarType t) {
+  PyObject* d = dtype_object(t);
+  Py_XINCREF(d);
+  return d;
+}
+
 PyObject* make_size(IntList sizes) {
   PyObject* out = SizeType.tp_alloc(&SizeType, static_cast<Py_ssize_t>(sizes.size()));
   if (!out) return nullptr;

@@ -60,6 +60,7 @@ PyObject* wrap(const Scalar& s);
 PyObject* wrap(bool b);
 PyObject* wrap(int64_t v);
 PyObject* wrap(double v);
+PyObject* wrap(ScalarType t);  // the dtype object
 PyObject* wrap_storage(const Storage& s);
 PyObject* wrap_generator(const Generator& g);
 // Wraps into a given Python type (a subclass of TensorBase): the legacy constructors.

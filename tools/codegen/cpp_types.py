@@ -34,7 +34,7 @@ def cpp_return_type(returns: tuple[Type, ...]) -> str:
     t = returns[0]
     if t.base == "Tensor":
         return "std::vector<Tensor>" if t.is_list else "Tensor"
-    return {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar"}[t.base]
+    return {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar", "ScalarType": "ScalarType"}[t.base]
 
 
 def cpp_args(op: Op) -> list[Argument]:
