@@ -3,6 +3,7 @@ every translation unit in parallel, recompiling only those whose sources or head
 changed (gcc's -MMD dependency files). EMBER_MARCH overrides -march (default: native)."""
 import os
 import shlex
+import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,7 +43,12 @@ def up_to_date(obj: Path, src: Path) -> bool:
 class BuildExt(build_ext):
     def run(self):
         gen_dir = Path(self.build_temp) / "generated"
-        generated = generate(gen_dir, pyi_path=ROOT / "ember" / "_C.pyi")
+        stub = ROOT / "ember" / "_C.pyi"
+        generated = generate(gen_dir, pyi_path=stub)
+        if not self.inplace:  # build_py ran before the stub existed: put it beside the built package too
+            target = Path(self.build_lib) / "ember" / "_C.pyi"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(stub, target)
         for ext in self.extensions:
             ext.sources = hand_written_sources() + [os.path.relpath(p, ROOT) for p in generated]
             ext.include_dirs = ["csrc", str(gen_dir)]
