@@ -119,6 +119,14 @@ class Tensor(_C.TensorBase):
             return "ember." + _legacy.tensor_class_name(self.dtype)
         return self.to(_legacy.dtype_from_type(dtype))
 
+    def new_tensor(self, data, dtype=None, device=None):
+        """A new tensor from data (copied), with self's dtype unless dtype is given."""
+        return _C.tensor(data, dtype=self.dtype if dtype is None else dtype, device=device)
+
+    def type_as(self, other):
+        """self converted to other's dtype (self when it already has it)."""
+        return self.to(other.dtype)
+
     def cpu(self, memory_format=preserve_format):
         return self
 

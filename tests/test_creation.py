@@ -8,7 +8,7 @@ import ember
 from helpers import DTYPE_NAMES, FLOAT_NAMES, assert_same, check, make_sample as make, sample_values, torch
 
 # The declared ops this module tests (factories.yaml): see test_op_coverage.py.
-TESTED_OPS = {"arange", "empty", "empty_like", "empty_strided", "eye", "full", "full_like", "linspace",
+TESTED_OPS = {"new_empty", "new_zeros", "new_ones", "new_full", "arange", "empty", "empty_like", "empty_strided", "eye", "full", "full_like", "linspace",
     "logspace", "ones", "ones_like", "zeros", "zeros_like"}
 
 LAYOUTS = ["contiguous", "transposed", "sliced", "empty", "scalar"]
@@ -668,3 +668,14 @@ def test_empty_strided_writes():
         x.copy_(lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
         return x, x.contiguous(), lib.tensor(x.untyped_storage().tolist(), dtype=lib.uint8)
     check(fn)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64", "bool"])
+def test_new_factories_take_self_dtype(dtype):
+    for call in (lambda lib, x: x.new_zeros(2, 3), lambda lib, x: x.new_ones((2,)),
+                 lambda lib, x: x.new_full((2,), 1), lambda lib, x: x.new_empty(0, 3).shape,
+                 lambda lib, x: x.new_zeros(2, dtype=lib.float16), lambda lib, x: x.new_tensor([1, 0]),
+                 lambda lib, x: x.new_tensor([1.5], dtype=lib.float32),
+                 lambda lib, x: lib.ones(2, dtype=lib.int64).type_as(x), lambda lib, x: x.new_full((2,), 300),
+                 lambda lib, x: x.new_zeros(-1)):
+        check(lambda lib: call(lib, lib.zeros(1, dtype=getattr(lib, dtype))))

@@ -129,3 +129,23 @@ Tensor empty_strided(IntList size, IntList stride, std::optional<ScalarType> dty
 }
 
 }  // namespace ember::ops
+
+namespace ember::ops {
+
+Tensor new_empty(const Tensor& self, IntList size, std::optional<ScalarType> dtype) {
+  return empty(size, dtype.value_or(self.dtype()), std::nullopt);
+}
+
+Tensor new_zeros(const Tensor& self, IntList size, std::optional<ScalarType> dtype) {
+  return zeros(size, dtype.value_or(self.dtype()));
+}
+
+Tensor new_ones(const Tensor& self, IntList size, std::optional<ScalarType> dtype) {
+  return ones(size, dtype.value_or(self.dtype()));
+}
+
+Tensor new_full(const Tensor& self, IntList size, const Scalar& fill_value, std::optional<ScalarType> dtype) {
+  return full(size, fill_value, dtype.value_or(self.dtype()));
+}
+
+}  // namespace ember::ops
