@@ -229,6 +229,43 @@ def bmm_batch_numpy(np):
     return lambda: np.matmul(a, a)
 
 
+N_MOVE = 2**20  # elements moved by the cat / index_select / gather cases
+
+
+def cat_1m(torch):
+    a = torch.full((N_MOVE // 2,), 1.5, dtype=torch.float32)
+    return lambda: torch.cat([a, a])
+
+
+def cat_1m_numpy(np):
+    a = np.full((N_MOVE // 2,), 1.5, dtype=np.float32)
+    return lambda: np.concatenate([a, a])
+
+
+def index_select_1m(torch):
+    a = torch.full((N_MOVE,), 1.5, dtype=torch.float32)
+    idx = torch.randperm(N_MOVE)
+    return lambda: a.index_select(0, idx)
+
+
+def index_select_1m_numpy(np):
+    a = np.full((N_MOVE,), 1.5, dtype=np.float32)
+    idx = np.random.permutation(N_MOVE)
+    return lambda: a.take(idx)
+
+
+def gather_1m(torch):
+    a = torch.full((1024, 1024), 1.5, dtype=torch.float32)
+    idx = torch.randint(0, 1024, (1024, 1024))
+    return lambda: a.gather(1, idx)
+
+
+def gather_1m_numpy(np):
+    a = np.full((1024, 1024), 1.5, dtype=np.float32)
+    idx = np.random.randint(0, 1024, (1024, 1024))
+    return lambda: np.take_along_axis(a, idx, 1)
+
+
 # --- the table -------------------------------------------------------------------------
 
 CASES: list[Case] = [
@@ -252,6 +289,9 @@ CASES: list[Case] = [
     Case("a.sum() 16M float32", torch=sum_big, numpy=sum_big, bytes=4 * N_EW),
     Case("a.max(1) 4096²", torch=max_dim, numpy=max_dim_numpy, bytes=4 * 4096 * 4096),
     Case("a.t() + b 4096²", torch=add_transposed, numpy=add_transposed_numpy, bytes=3 * 4 * 4096 * 4096),
+    Case("cat 2 x 512K float32", torch=cat_1m, numpy=cat_1m_numpy, bytes=2 * 4 * N_MOVE),
+    Case("index_select 1M float32", torch=index_select_1m, numpy=index_select_1m_numpy, bytes=(4 + 8 + 4) * N_MOVE),
+    Case("gather 1024² float32", torch=gather_1m, numpy=gather_1m_numpy, bytes=(4 + 8 + 4) * N_MOVE),
     Case("matmul float32 1024²", torch=matmul_square(1024, "float32"), numpy=matmul_square(1024, "float32"),
          flops=2 * 1024**3),
     Case("matmul float32 4096²", torch=matmul_square(4096, "float32"), numpy=matmul_square(4096, "float32"),

@@ -233,24 +233,34 @@ Tensor triangle(const Tensor& self, int64_t k, bool lower, const Out& out, const
 Tensor tril(const Tensor& self, int64_t diagonal, const Out& out) { return triangle(self, diagonal, true, out, "tril"); }
 Tensor triu(const Tensor& self, int64_t diagonal, const Out& out) { return triangle(self, diagonal, false, out, "triu"); }
 
+// A gather along dim whose index varies along dim only (index expanded over the others).
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const Out& out) {
   EMBER_CHECK(index.dim() <= 1, Index, "index_select(): Index is supposed to be a vector");
   EMBER_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, Runtime,
               "index_select(): Expected dtype int32 or int64 for index");
   const int64_t d = wrap_dim(dim, self.dim());
   Tensor idx = index.dim() == 0 ? view(index, {1}) : index;
+  if (idx.dtype() != ScalarType::Int64) idx = to_dtype(idx, ScalarType::Int64, false, false, std::nullopt);
   Tensor src = self.dim() == 0 ? view(self, {1}) : self;
-  const int64_t size = src.sizes()[d];
-  if (idx.numel() > 0) {
-    const int64_t lo = item(amin(idx, {}, false, Out{})).to_int64(), hi = item(amax(idx, {}, false, Out{})).to_int64();
-    EMBER_CHECK(lo >= 0 && hi < size, Index, "index out of range in self");
+  const int64_t size = src.sizes()[d], n = idx.numel();
+  if (n > 0) {
+    auto [lo, hi] = aminmax(idx, std::nullopt, false);
+    EMBER_CHECK(item(lo).to_int64() >= 0 && item(hi).to_int64() < size, Index, "index out of range in self");
   }
-  std::vector<Tensor> key(d + 1);
-  key[d] = idx;
-  Tensor r = ops::index(src, key);
-  if (self.dim() == 0) r = view(r, {});
-  if (!out.tensor.defined()) return r;
-  return copy_(resolve_out(out, r.sizes(), r.dtype(), "index_select"), r, false);
+  Dims shape(src.sizes());
+  shape[d] = n;
+  Dims along(src.dim());
+  for (int64_t k = 0; k < src.dim(); ++k) along[k] = k == d ? n : 1;
+  Tensor spread = expand(view(idx, along), shape, false);
+  Tensor result = resolve_out(out, self.dim() == 0 ? Dims() : shape, self.dtype(), "index_select");
+  if (result.numel() == 0) return result;
+  Tensor dst = self.dim() == 0 ? view(result, {1}) : result;
+  Tensor from = restride_for(src, spread, d);
+  kernels::Loop loop = kernels::make_loop({&dst, &spread, &from});
+  const int64_t stride = src.strides()[d] * src.itemsize();
+  result.storage()->bump_version();
+  visit_dtype(self.dtype(), [&](auto tag) { kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride); });
+  return result;
 }
 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
