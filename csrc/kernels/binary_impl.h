@@ -2,7 +2,7 @@
 #pragma once
 #include <cmath>
 #include "core/error.h"
-#include "kernels/binary.h"
+#include "kernel_ops.h"  // generated: the family's entries and Kernels<T>
 #include "kernels/map.h"
 #include "kernels/math.h"
 

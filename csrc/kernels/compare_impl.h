@@ -1,7 +1,7 @@
 // Kernel family compare: out (bool) = f(a, b), both read in the compute type.
 #pragma once
 #include <cmath>
-#include "kernels/compare.h"
+#include "kernel_ops.h"  // generated: the family's entries and Kernels<T>
 #include "kernels/map.h"
 
 namespace ember::kernels::compare {

@@ -2,7 +2,7 @@
 #pragma once
 #include <cmath>
 #include "kernels/map.h"
-#include "kernels/predicate.h"
+#include "kernel_ops.h"  // generated: the family's entries and Kernels<T>
 
 namespace ember::kernels::predicate {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include "kernels/map.h"
 #include "kernels/math.h"
-#include "kernels/ternary.h"
+#include "kernel_ops.h"  // generated: the family's entries and Kernels<T>
 
 namespace ember::kernels::ternary {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include "kernels/map.h"
 #include "kernels/math.h"
-#include "kernels/unary.h"
+#include "kernel_ops.h"  // generated: the family's entries and Kernels<T>
 
 namespace ember::kernels::unary {
 

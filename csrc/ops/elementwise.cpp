@@ -3,12 +3,8 @@
 
 #include <algorithm>
 #include <optional>
-#include "kernels/binary.h"
-#include "kernels/compare.h"
+#include "kernel_ops.h"  // generated: the elementwise families
 #include "kernels/loops.h"
-#include "kernels/predicate.h"
-#include "kernels/ternary.h"
-#include "kernels/unary.h"
 #include "ops/internal.h"
 #include "ops/shape.h"
 #include "ops_decl.h"
