@@ -84,8 +84,6 @@ SHAPES_2D = [((3, 4), "contiguous"), ((3, 4), "transposed"), ((3, 4), "stepped")
 # name -> (reason, repro(lib)): run as strict xfails, so a fix shows up as XPASS.
 BUGS = {
     "cat_empty_list": ("cat([]) raises RuntimeError; torch raises ValueError", lambda lib: lib.cat([])),
-    "flip_0dim": ("flip(0) of a 0-dim tensor raises RuntimeError ('dims has duplicates'); torch returns it",
-                  lambda lib: lib.tensor(5).flip(0)),
     "index_select_empty_dim": ("index_select along an empty dim raises IndexError; torch raises RuntimeError",
                                lambda lib: lib.zeros(0, 4).index_select(0, lib.tensor([0]))),
     "take_along_dim_negative": ("take_along_dim(dim=None) wraps a negative index; torch raises RuntimeError",
@@ -96,8 +94,6 @@ BUGS = {
                             lambda lib: lib.zeros(3).scatter(0, lib.tensor([1], dtype=lib.int32), 1.0)),
     "topk_bool": ("topk of a bool tensor computes; torch raises RuntimeError",
                   lambda lib: lib.tensor([True, False]).topk(1)),
-    "roll_0dim_dim": ("roll(1, 0) of a 0-dim tensor raises RuntimeError; torch raises IndexError",
-                      lambda lib: lib.tensor(5).roll(1, 0)),
     "kthvalue_median_bool": ("kthvalue/median of a bool tensor compute; torch raises NotImplementedError",
                              lambda lib: lib.tensor([True, False, True]).median()),
     "roll_dim_out_of_range": ("roll of an empty tensor with a dim out of range raises RuntimeError; torch raises "
@@ -194,9 +190,8 @@ def test_flip_roll():
         fn = dict(cases)[name]
         check(lambda lib: fn(lib, make(lib, shape, dtype, layout)))
     each([(n, d, s, lay) for n, _ in cases for d in ("bool", "int64", "float16", "float64") for s, lay in shapes
-          if not (s == () and (n.startswith("flip") or n not in ("roll1", "roll-5")))
-          and not (s == (0,) and n in ("roll_multi", "roll_big", "roll_same_dim"))],
-         one)  # flip_0dim, roll_0dim_dim
+          if not (s == (0,) and n in ("roll_multi", "roll_big", "roll_same_dim"))],
+         one)
     check(lambda lib: make(lib, ()).fliplr())
 
 

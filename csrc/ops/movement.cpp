@@ -140,8 +140,8 @@ Tensor dstack(const std::vector<Tensor>& tensors, const Out& out) { return cat(a
 
 Tensor flip(const Tensor& self, IntList dims) {
   Tensor r = self;
-  Dims seen(self.dim());
-  for (int64_t i = 0; i < self.dim(); ++i) seen[i] = 0;
+  Dims seen(std::max<int64_t>(self.dim(), 1));  // a 0-dim tensor takes dim 0 (or -1)
+  for (int64_t i = 0; i < int64_t(seen.size()); ++i) seen[i] = 0;
   for (int64_t dim : dims) {
     const int64_t d = wrap_dim(dim, self.dim());
     EMBER_CHECK(!seen[d], Runtime, "dims has duplicates, original flip dims size=", dims.size(),
@@ -176,6 +176,7 @@ Tensor roll(const Tensor& self, IntList shifts, IntList dims) {
   }
   EMBER_CHECK(shifts.size() == dims.size(), Runtime, "shifts and dimensions must align. shifts: ", shifts.size(),
               ", dims:", dims.size());
+  EMBER_CHECK(self.dim() > 0, Index, "Dimension specified as ", dims[0], " but tensor has no dimensions");
   Tensor r = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = wrap_dim(dims[i], self.dim());
