@@ -10,6 +10,15 @@
 
 namespace ember {
 
+// EMBER_CHECKED_INDEXING (the sanitizer build sets it) makes every IntList/Dims index
+// checked: reading sizes()[0] of a 0-dim tensor reads Dims' inline storage, which
+// AddressSanitizer cannot see.
+#ifdef EMBER_CHECKED_INDEXING
+#define EMBER_INDEX_CHECK(i, n) ((i) < (n) ? void(0) : std::abort())
+#else
+#define EMBER_INDEX_CHECK(i, n) void(0)
+#endif
+
 // A read-only view of int64 values: what ops take for sizes, strides and dim lists.
 class IntList {
  public:
@@ -26,7 +35,7 @@ class IntList {
   const int64_t* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t operator[](size_t i) const { return EMBER_INDEX_CHECK(i, size_), data_[i]; }
   int64_t back() const { return data_[size_ - 1]; }
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   bool operator==(IntList o) const {
@@ -60,8 +69,8 @@ class Dims {
   const int64_t* data() const { return heap_ ? heap_ : inline_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int64_t& operator[](size_t i) { return data()[i]; }
-  int64_t operator[](size_t i) const { return data()[i]; }
+  int64_t& operator[](size_t i) { return EMBER_INDEX_CHECK(i, size()), data()[i]; }
+  int64_t operator[](size_t i) const { return EMBER_INDEX_CHECK(i, size()), data()[i]; }
   int64_t* begin() { return data(); }
   int64_t* end() { return data() + size_; }
   const int64_t* begin() const { return data(); }
