@@ -14,6 +14,7 @@ from ._constants import channels_last, contiguous_format, device, layout, memory
 from ._constants import preserve_format, strided
 from ._finfo import finfo, iinfo
 from ._tensor import Tensor
+from ._functional import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, diff
 from ._tensor_str import set_printoptions
 from .storage import TypedStorage, UntypedStorage
 from . import _legacy, linalg, storage as _storage

@@ -2,7 +2,7 @@
 pickling, copying, numpy, legacy conversions)."""
 from __future__ import annotations
 
-from . import _C, _tensor_str
+from . import _C, _functional, _tensor_str
 from ._constants import preserve_format
 
 
@@ -118,6 +118,10 @@ class Tensor(_C.TensorBase):
         if dtype is None:
             return "ember." + _legacy.tensor_class_name(self.dtype)
         return self.to(_legacy.dtype_from_type(dtype))
+
+    where = _functional.where
+    fill_diagonal_ = _functional.fill_diagonal_
+    diff = _functional.diff
 
     def new_tensor(self, data, dtype=None, device=None):
         """A new tensor from data (copied), with self's dtype unless dtype is given."""

@@ -151,6 +151,8 @@ OPS = [
     binary("float_power", "any", "small", tol=1e-12, main="float64"),  # in place: float64 self only
     binary("atan2", tol=T, numbers=(), aliases=("arctan2",)),
     binary("hypot", tol=T, numbers=()),
+    binary("logaddexp", tol=T, numbers=(), inplace=False),
+    binary("logaddexp2", tol=T, numbers=(), inplace=False),
     binary("copysign", numbers=(1,)),
     binary("xlogy", "any", "pos", tol=T),
     *(binary(n, numbers=(), inplace=False) for n in ("maximum", "minimum", "fmax", "fmin")),

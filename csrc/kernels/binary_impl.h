@@ -28,6 +28,31 @@ EMBER_BINARY(copysign, C(std::copysign(x, y)))
 EMBER_BINARY(xlogy, (x == C(0) && y == y) ? C(0) : C(x * std::log(y)))
 #undef EMBER_BINARY
 
+// log(e^a + e^b) and log2(2^a + 2^b) from the larger term, in the compute type; equal
+// infinities stay.
+template <class C>
+struct logaddexp_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x == y && std::isinf(x)) return x;
+      return max_nan(x, y) + C(std::log1p(std::exp(-std::abs(x - y))));
+    } else {
+      return x;  // not reached: floating dtypes only
+    }
+  }
+};
+template <class C>
+struct logaddexp2_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x == y && std::isinf(x)) return x;
+      return max_nan(x, y) + C(std::log1p(std::exp2(-std::abs(x - y)))) * C(1.0 / M_LN2);
+    } else {
+      return x;
+    }
+  }
+};
+
 // a + alpha * b and a - alpha * b (alpha converted to the compute type).
 template <class C>
 struct add_fn {
