@@ -34,6 +34,13 @@ LAYOUTS = ["contiguous", "transposed", "stepped"]
 BUGS = {
     "rot90_empty_dims": ("rot90(dims=[]) rotates in (0, 1) (the schema language has no [0,1] default); torch "
                          "raises RuntimeError", lambda lib: lib.ones(2, 2).rot90(1, []).sum()),
+    "scatter_reduce_half_rounding": ("float16 scatter_reduce rounds to half after each contribution (1 + 3 * 0.1 "
+                                     "gives 1.2988); torch's gives 1.2998 (as does gather's scatter_add)",
+                                     lambda lib: lib.ones(1, dtype=lib.float16).scatter_reduce(
+                                         0, lib.tensor([0, 0, 0]), lib.full((3,), 0.1, dtype=lib.float16), "sum")),
+    "index_add_half_rounding": ("float16 index_add into a matrix rounds after each contribution; torch's does not",
+                                lambda lib: lib.ones(1, 1, dtype=lib.float16).index_add(
+                                    0, lib.tensor([0, 0, 0]), lib.full((3, 1), 0.1, dtype=lib.float16))),
 }
 
 
