@@ -40,6 +40,17 @@ def nonzero(input, *, as_tuple=False):
     return input.nonzero(as_tuple=as_tuple)
 
 
+def meshgrid(*tensors, indexing=None):
+    """meshgrid(a, b) or meshgrid([a, b]); see _C.meshgrid."""
+    return _C.meshgrid(tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors,
+                       indexing=indexing)
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """The cartesian product of 1-D tensors; see _C.cartesian_prod."""
+    return _C.cartesian_prod(tensors)
+
+
 def is_tensor(obj) -> bool:
     """Whether obj is an ember tensor."""
     return isinstance(obj, _C.TensorBase)
