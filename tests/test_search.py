@@ -264,7 +264,8 @@ def test_mode():
         for d in range(-max(len(shape), 1), max(len(shape), 1)):
             check(lambda lib: lib.mode(x(lib), d))
             check(lambda lib: x(lib).mode(dim=d, keepdim=True))
-    each([(d, s, lay) for d in DTYPES for s, lay in SHAPES if s != (0,)], one)
+    each([(d, s, lay) for d in ("bool", "uint8", "int64", "float16", "float64") for s, lay in SHAPES if s != (0,)],
+         one)
     cases = [
         lambda lib: T(lib, [1, 2, 2, 3, 3, 1, 1, 2], "int64").mode(), lambda lib: T(lib, [2, 2, 1, 1], "int64").mode(),
         lambda lib: T(lib, [5, 3, 3, 5, 4, 4], "int64").mode(), lambda lib: T(lib, [[1, 2, 2], [3, 3, 1]]).mode(0),
