@@ -378,9 +378,7 @@ def _matrix_dims(A, dim, fn):
 
 def _check_norm_dtype(A, dtype, fn):
     """torch refuses a dtype= that narrows the input (float64 -> float32)."""
-    probe = None if dtype is None else _C.empty(0, dtype=dtype)
-    if probe is not None and A.is_floating_point() and (not probe.is_floating_point()
-                                                        or probe.element_size() < A.element_size()):
+    if dtype is not None and _C.promote_types(A.dtype, dtype) != dtype:
         raise RuntimeError(f"{fn}: the dtype of the input ({A.dtype}) should be convertible without narrowing to the "
                            f"specified dtype ({dtype})")
 

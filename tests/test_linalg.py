@@ -619,3 +619,14 @@ def test_top_level_aliases():
     for case in cases:
         check(case, tol=1e-9)
     assert type(ember.slogdet(ember.eye(2))).__name__ == "slogdet"
+
+
+def test_qr_complete_ignores_stale_memory():
+    # regression: the columns past A's in the complete-mode buffer were uninitialized, and
+    # LAPACKE's NaN check on them left Q unwritten when the memory held NaNs
+    A = ember.tensor(data((5, 3), "float64").tolist(), dtype=ember.float64)
+    for _ in range(20):
+        del_me = ember.full((5, 5), float("nan"), dtype=ember.float64)
+        del del_me
+        Q, R = ember.linalg.qr(A, mode="complete")
+        assert not bool(Q.isnan().any())
