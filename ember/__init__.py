@@ -33,6 +33,35 @@ for _name in _C._function_names:
 globals().update(_legacy.TENSOR_CLASSES)
 globals().update(_storage.STORAGE_CLASSES)
 del _name
+globals().update(linalg.TOP_LEVEL)
+norm = linalg._norm
+chain_matmul = linalg._chain_matmul
+
+
+def _picked(parts, return_inverse, return_counts):
+    """torch's unique returns: the values alone, or a tuple with the asked extras."""
+    if not (return_inverse or return_counts):
+        return parts[0]
+    return (parts[0],) + ((parts[1],) if return_inverse else ()) + ((parts[2],) if return_counts else ())
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements of input (or slices along dim), sorted; with return_inverse
+    each element's index among them, with return_counts how often each occurs.
+
+    >>> ember.unique(ember.tensor([3, 1, 3]), return_counts=True)[1].tolist()
+    [1, 2]
+    """
+    return _picked(_C._unique(input, sorted, return_inverse, return_counts, dim), return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The first element of each run of equal consecutive elements (or slices along dim).
+
+    >>> ember.unique_consecutive(ember.tensor([1, 1, 3, 1])).tolist()
+    [1, 3, 1]
+    """
+    return _picked(_C._unique_consecutive(input, return_inverse, return_counts, dim), return_inverse, return_counts)
 
 
 def nonzero(input, *, as_tuple=False):

@@ -137,6 +137,25 @@ class Tensor(_C.TensorBase):
     def cuda(self, *args, **kwargs):
         raise RuntimeError("ember runs on the CPU only: there is no CUDA device")
 
+    # ---- Python-level ops (ember/__init__.py, ember/linalg.py) ----
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """See ember.unique."""
+        from . import unique
+
+        return unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        """See ember.unique_consecutive."""
+        from . import unique_consecutive
+
+        return unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """The p-norm over dim: a number p, or 'fro' / 'nuc' (see ember.norm)."""
+        from .linalg import _norm
+
+        return _norm(self, p, dim, keepdim, dtype=dtype)
+
 
 
 def _add_dtype_conversions():
@@ -160,3 +179,19 @@ def _legacy_method_name(dtype):
 
 
 _add_dtype_conversions()
+
+
+def _add_linalg_methods():
+    """det(), inverse(), slogdet(), logdet(), pinverse(), matrix_power(): ember.linalg's."""
+    from .linalg import TOP_LEVEL
+
+    for name, fn in TOP_LEVEL.items():
+        def method(self, *args, _fn=fn, **kwargs):
+            return _fn(self, *args, **kwargs)
+
+        method.__name__ = name
+        method.__doc__ = f"See ember.{name}."
+        setattr(Tensor, name, method)
+
+
+_add_linalg_methods()

@@ -353,3 +353,228 @@ def einsum(equation, *operands):
     t, labels = full(t, labels, set(out))
     t = t.permute([labels.index(lb) for lb in out]) if out else t
     return t.expand([sizes[lb] for lb in out]) if out and list(t.shape) != [sizes[lb] for lb in out] else t
+
+
+# ---------------------------------------------------------------- norms
+_MATRIX_ORDS = ("fro", "nuc", float("inf"), float("-inf"), 1, -1, 2, -2)
+
+
+def _matrix_dims(A, dim, fn):
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A.dtype in (_C.float16, _C.bfloat16) or not A.is_floating_point():
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got {A.dtype}")
+    if len(dim) != 2:
+        raise RuntimeError(f"{fn}: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
+    d0, d1 = (d if d >= 0 else d + A.dim() for d in dim)
+    for d in (d0, d1):
+        if not 0 <= d < A.dim():
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-A.dim()}, {A.dim() - 1}], "
+                             f"but got {dim[0] if d == d0 else dim[1]})")
+    if d0 == d1:
+        raise RuntimeError(f"{fn}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def _check_norm_dtype(A, dtype, fn):
+    """torch refuses a dtype= that narrows the input (float64 -> float32)."""
+    if dtype is not None and _C.promote_types(A.dtype, dtype) != dtype:
+        raise RuntimeError(f"{fn}: the dtype of the input ({A.dtype}) should be convertible without narrowing to the "
+                           f"specified dtype ({dtype})")
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """The ord-norm of the matrices of A (in dims dim): 'fro', 'nuc' (sum of singular
+    values), inf/-inf (max/min row sum of |A|), 1/-1 (max/min column sum), 2/-2
+    (largest/smallest singular value).
+
+    >>> ember.linalg.matrix_norm(ember.tensor([[1., -2.], [3., 4.]]), 1).item()
+    6.0
+    """
+    if out is not None:
+        raise NotImplementedError("linalg.matrix_norm(out=) is not supported yet")
+    if ord not in _MATRIX_ORDS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    d0, d1 = _matrix_dims(A, list(dim), "linalg.matrix_norm")
+    _check_norm_dtype(A, dtype, "linalg.matrix_norm")
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):  # singular values: the matrices moved to the last two dims
+        S = svdvals(A.movedim((d0, d1), (-2, -1)))
+        r = S.sum(-1) if ord == "nuc" else S.amax(-1) if ord == 2 else S.amin(-1)
+        return r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1)) if keepdim else r
+    if ord in (1, -1):  # column sums: |A| summed over rows
+        d0, d1 = d1, d0
+    sums = A.abs().sum(d1, keepdim=True)
+    r = sums.amax(d0, keepdim=True) if ord > 0 else sums.amin(d0, keepdim=True)
+    return r if keepdim else r.squeeze((d0, d1))
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """A vector norm (dim an int, or A 1-D) or a matrix norm (dim a pair, or A 2-D) of A;
+    with neither ord nor dim, the 2-norm of all elements.
+
+    >>> ember.linalg.norm(ember.tensor([[3., 4.]])).item()
+    5.0
+    """
+    if out is not None:
+        raise NotImplementedError("linalg.norm(out=) is not supported yet")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or dim is None and ord is not None and A.dim() == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if dim is None and ord is not None and A.dim() != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                           f"Got {A.dim()}D.")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
+    if dim is not None and len(dim) != 1:
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    _check_norm_dtype(A, dtype, "linalg.vector_norm")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def _norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm / Tensor.norm: 'fro' and 'nuc' here, numeric p in the native norm."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if isinstance(p, str):
+        if out is not None:
+            raise NotImplementedError("norm(out=) is not supported with a string p yet")
+        if p == "fro" and (dim is None or len(dim) <= 2):
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+        if p == "nuc":
+            return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+        raise RuntimeError(f"norm(): invalid norm type {p!r} for dim {dim}")
+    args = {} if out is None else {"out": out}
+    return _C.norm(input, p, dim, keepdim, dtype=dtype, **args)
+
+
+# ---------------------------------------------------------------- least squares, products
+_lstsq = _structseq("linalg_lstsq", "_lstsq", ["solution", "residuals", "rank", "singular_values"])
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """(solution, residuals, rank, singular_values): X minimizing ||A @ X - B|| (the
+    least-norm X when A has more columns than rows), from the SVD of A. As torch on the
+    CPU: residuals (squared, per column of B) only for m > n with full rank and a driver
+    other than 'gelsy' (the default); singular values only for 'gelsd' and 'gelss'; rank
+    for every driver but 'gels'.
+
+    >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 2.], [0., 0.]]), ember.tensor([1., 2., 3.])).solution.tolist()
+    [1.0, 1.0]
+    """
+    fn = "torch.linalg.lstsq"
+    if driver is not None and driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(f"{fn}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    driver = driver or "gelsy"
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if not (A.dim() >= B.dim() and A.dim() - B.dim() <= 1):
+        raise RuntimeError(f"{fn}: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got input's dtype "
+                           f"{A.dtype} and other's dtype {B.dtype}")
+    if not A.is_floating_point() or A.dtype in (_C.float16, _C.bfloat16):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    vector = B.dim() == A.dim() - 1
+    b = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2], A.shape[-1]
+    if b.shape[-2] != m:
+        raise RuntimeError(f"{fn}: input.size(-2) should match other.size(-2)")
+    U, S, Vh = svd(A, full_matrices=False)
+    from ._finfo import finfo
+
+    tol = finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    keep = _C.gt(S, _C.mul(_largest(S, False), tol)) if S.shape[-1] else _C.gt(S, 0)
+    S_inv = _C.where(keep, _C.reciprocal(S), _C.zeros_like(S))
+    # X = V diag(S_inv) U^T b: (..., n, k) * (k,) @ (..., k, m) @ (..., m, nrhs)
+    X = _C.matmul(_C.mul(_transpose(Vh), S_inv.unsqueeze(-2)), _C.matmul(_transpose(U), b))
+    rank = keep.to(_C.int64).sum(-1)
+    if b.numel() == 0:  # torch skips LAPACK: rank 0
+        rank = _C.zeros_like(rank)
+    empty = _C.empty(0, dtype=A.dtype)
+    residuals = empty
+    if m > n and driver != "gelsy" and bool((rank == n).all()):
+        residuals = (_C.matmul(A, X) - b).pow(2).sum(-2)
+    solution = X.squeeze(-1) if vector else X
+    return _lstsq((solution, residuals, _C.empty(0, dtype=_C.int64) if driver == "gels" else rank,
+                   S if driver in ("gelsd", "gelss") else empty))
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (the first may be a row vector, the last a
+    column vector: 1-D), multiplied in the cheapest order for three, else left to right.
+
+    >>> ember.linalg.multi_dot([ember.ones(3), ember.ones(3, 2), ember.ones(2)]).item()
+    6.0
+    """
+    if out is not None:
+        raise NotImplementedError("linalg.multi_dot(out=) is not supported yet")
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    for i, t in enumerate(tensors):
+        allowed = (1, 2) if i in (0, n - 1) else (2,)
+        if t.dim() not in allowed:
+            what = "first and last tensors" if i in (0, n - 1) else f"tensor {i}"
+            raise RuntimeError(f"multi_dot(): {what} must be 1D or 2D but got {t.dim()}D" if i in (0, n - 1)
+                               else f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+        if t.dtype != first.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{first.dtype} and tensor {i} {t.dtype}")
+    mats = [first.unsqueeze(0) if first.dim() == 1 else first] + list(tensors[1:-1]) + \
+        [last.unsqueeze(-1) if last.dim() == 1 else last]
+    for i in range(n - 1):
+        if mats[i].shape[-1] != mats[i + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {tuple(mats[i].shape)} and "
+                               f"{tuple(mats[i + 1].shape)} cannot be multiplied")
+    result = mats[0]
+    for t in mats[1:]:
+        result = _C.mm(result, t)
+    if first.dim() == 1:
+        result = result.squeeze(0)
+    if last.dim() == 1:
+        result = result.squeeze(-1)
+    return result
+
+
+# ---------------------------------------------------------------- torch's top-level names
+def _logdet(input):
+    """log(det(input)): nan for a negative determinant, -inf for a singular matrix."""
+    sign, logabs = slogdet(input)
+    return _C.where(_C.lt(sign, 0), _C.full_like(logabs, float("nan")), logabs)
+
+
+def _pinverse(input, rcond=1e-15):
+    """pinv with singular values at most rcond * the largest counted as zero."""
+    return pinv(input, rtol=rcond)
+
+
+_slogdet_top = _structseq("slogdet", "_slogdet_top", ["sign", "logabsdet"])
+
+
+def _slogdet_tuple(input):
+    return _slogdet_top(_C.linalg_slogdet(input))
+
+
+def _chain_matmul(*matrices, out=None):
+    """The product of 2-D matrices (deprecated in torch for linalg.multi_dot)."""
+    if len(matrices) == 1:
+        if matrices[0].dim() != 2:
+            raise RuntimeError(f"chain_matmul(): Expected matrix 0 to be 2-D, but got {matrices[0].dim()}-D")
+        return matrices[0].clone()
+    for i, m in enumerate(matrices):
+        if m.dim() != 2:
+            raise RuntimeError(f"chain_matmul(): Expected all tensors to be 2-D, but tensor {i} is {m.dim()}-D")
+    return multi_dot(list(matrices), out=out)
+
+
+# name -> function for ember's namespace and (with the same argument order) Tensor methods
+TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_tuple, "logdet": _logdet, "pinverse": _pinverse,
+             "matrix_power": matrix_power}

@@ -21,6 +21,8 @@ TESTED_OPS = {
     "baddbmm", "kron", "cross", "linalg_cross", "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet",
     "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh",
 }
+# Python-level functions tested here too (ember/linalg.py): linalg.lstsq, matrix_norm, norm, multi_dot and
+# torch's top-level det, inverse, slogdet, logdet, pinverse, matrix_power, chain_matmul, norm('fro'/'nuc').
 
 TOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2, "bfloat16": 3e-2}
 PRODUCT_DTYPES = ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "float16", "bfloat16"]
@@ -513,3 +515,118 @@ def test_pinv_matrix_rank(shape):
         check(lambda lib: lib.linalg.pinv(on(lib, M), rtol=0.5), tol=1e-8)
     S = spd(3)
     check(lambda lib: lib.linalg.matrix_rank(on(lib, S), hermitian=True))
+
+
+# ---------------------------------------------------------------------------- lstsq, norms, aliases
+@pytest.mark.parametrize("shapes", [((5, 3), (5, 2)), ((3, 5), (3, 2)), ((2, 4, 4), (2, 4, 1)), ((5, 3), (5,)),
+                                    ((2, 5, 3), (2, 5)), ((0, 3), (0, 2))], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstsq(shapes, dtype):
+    A, B = data(shapes[0], dtype), data(shapes[1], dtype, seed=1)
+    tol = 1e-8 if dtype == "float64" else 1e-3
+    for driver in [None, "gelsy", "gels", "gelsd", "gelss"]:
+        check(lambda lib: tuple(lib.linalg.lstsq(on(lib, A), on(lib, B), driver=driver)), tol=tol)
+    check(lambda lib: lib.linalg.lstsq(on(lib, A), on(lib, B)).solution, tol=tol)
+    Z = torch.zeros(A.shape[:-1] + (0,), dtype=A.dtype)
+    check(lambda lib: tuple(lib.linalg.lstsq(on(lib, A), on(lib, Z))), tol=tol)
+
+
+def test_lstsq_errors():
+    cases = [
+        lambda lib: lib.linalg.lstsq(lib.ones(3), lib.ones(3)),
+        lambda lib: lib.linalg.lstsq(lib.ones(5, 3), lib.ones(4, 2)),
+        lambda lib: lib.linalg.lstsq(lib.ones(5, 3), lib.ones(5, 2, dtype=lib.float64)),
+        lambda lib: lib.linalg.lstsq(lib.ones(5, 3, dtype=lib.int64), lib.ones(5, 2, dtype=lib.int64)),
+        lambda lib: lib.linalg.lstsq(lib.ones(5, 3), lib.ones(5, 2), driver="foo"),
+        lambda lib: lib.linalg.lstsq(lib.ones(5, 3), lib.ones(1, 5, 2)),
+    ]
+    for case in cases:
+        check(case)
+
+
+MATRIX_ORDS = ["fro", "nuc", float("inf"), float("-inf"), 1, -1, 2, -2]
+
+
+@pytest.mark.parametrize("shape,layout", [((3, 4), "contiguous"), ((4, 3), "transposed"), ((2, 3, 3), "sliced"),
+                                          ((2, 0, 3), "contiguous")], ids=str)
+@pytest.mark.parametrize("ord", MATRIX_ORDS, ids=str)
+def test_matrix_norm(shape, layout, ord):
+    A = data(shape, "float64", layout)
+    if 0 in shape and ord not in ("fro", "nuc"):
+        return  # torch: reductions over an empty dim raise; covered by test_norm_errors
+    for dim in [(-2, -1), (-1, -2)] + ([(0, 2), (2, 0)] if len(shape) == 3 else []):
+        for keepdim in (False, True):
+            check(lambda lib: lib.linalg.matrix_norm(on(lib, A), ord, dim, keepdim), tol=1e-9)
+    check(lambda lib: lib.linalg.norm(on(lib, A), ord, (-2, -1)), tol=1e-9)
+    check(lambda lib: lib.linalg.matrix_norm(on(lib, A).float(), ord), tol=1e-4)
+
+
+def test_norm_dispatch():
+    A = data((3, 4), "float64")
+    V = data((5,), "float64", "sliced")
+    B = data((2, 3, 4), "float64")
+    cases = [
+        lambda lib: lib.linalg.norm(on(lib, A)), lambda lib: lib.linalg.norm(on(lib, B)),
+        lambda lib: lib.linalg.norm(on(lib, A), 1), lambda lib: lib.linalg.norm(on(lib, A), "nuc"),
+        lambda lib: lib.linalg.norm(on(lib, V), 3), lambda lib: lib.linalg.norm(on(lib, V), float("inf")),
+        lambda lib: lib.linalg.norm(on(lib, B), dim=1), lambda lib: lib.linalg.norm(on(lib, B), 1, dim=(0, 1)),
+        lambda lib: lib.linalg.norm(on(lib, B), dim=(2, 1), keepdim=True),
+        lambda lib: lib.linalg.norm(on(lib, B), 0.5, dim=-1, keepdim=True),
+        lambda lib: lib.linalg.norm(on(lib, A), dtype=lib.float32),
+        lambda lib: lib.norm(on(lib, A)), lambda lib: lib.norm(on(lib, A), "fro"), lambda lib: on(lib, B).norm("fro"),
+        lambda lib: on(lib, B).norm("fro", dim=(0, 2)), lambda lib: on(lib, B).norm("fro", dim=1, keepdim=True),
+        lambda lib: lib.norm(on(lib, A), "nuc"), lambda lib: on(lib, B).norm("nuc", dim=(1, 2)),
+        lambda lib: on(lib, B).norm(3), lambda lib: on(lib, B).norm(1, dim=1), lambda lib: lib.norm(on(lib, V), p=2),
+    ]
+    for case in cases:
+        check(case, tol=1e-9)
+
+
+def test_norm_errors():
+    cases = [
+        lambda lib: lib.linalg.norm(lib.ones(2, 2, 2), 2), lambda lib: lib.linalg.norm(lib.ones(3), "fro"),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(3)), lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), 3),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2, dtype=lib.int64)),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), dim=(0, 0)),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), dim=(0, 2)),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(0, 2), 1),
+        lambda lib: lib.linalg.norm(lib.ones(2, 2, 2), dim=(0, 1, 2)),
+    ]
+    for case in cases:
+        check(case)
+
+
+def test_top_level_aliases():
+    A = data((2, 3, 3), "float64") + 3 * torch.eye(3, dtype=torch.float64)
+    N = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)  # det < 0
+    R = data((3, 4), "float64")
+    cases = [
+        lambda lib: lib.det(on(lib, A)), lambda lib: on(lib, A).det(), lambda lib: lib.inverse(on(lib, A)),
+        lambda lib: on(lib, A).inverse(), lambda lib: tuple(lib.slogdet(on(lib, A))), lambda lib: on(lib, A).logdet(),
+        lambda lib: lib.logdet(on(lib, N)), lambda lib: lib.logdet(lib.zeros(2, 2)),
+        lambda lib: lib.slogdet(on(lib, N)).logabsdet, lambda lib: on(lib, A).slogdet().sign,
+        lambda lib: lib.pinverse(on(lib, R)), lambda lib: on(lib, R).pinverse(rcond=0.5),
+        lambda lib: lib.matrix_power(on(lib, A), 3), lambda lib: on(lib, A).matrix_power(-1),
+        lambda lib: lib.chain_matmul(on(lib, R), on(lib, R).t(), on(lib, R)),
+        lambda lib: lib.chain_matmul(on(lib, R)), lambda lib: lib.det(lib.ones(2, 3)),
+        lambda lib: lib.linalg.multi_dot([on(lib, R), on(lib, R).t()]),
+        lambda lib: lib.linalg.multi_dot([on(lib, R)[0], on(lib, R).t(), on(lib, R), on(lib, R)[1]]),
+        lambda lib: lib.linalg.multi_dot([on(lib, R)[:, 0], on(lib, R)]),
+        lambda lib: lib.linalg.multi_dot([on(lib, R)]), lambda lib: lib.linalg.multi_dot([on(lib, R), on(lib, R)]),
+        lambda lib: lib.linalg.multi_dot([on(lib, A), on(lib, A)]),
+        lambda lib: lib.linalg.multi_dot([on(lib, R), on(lib, R).t().float()]),
+    ]
+    for case in cases:
+        check(case, tol=1e-9)
+    assert type(ember.slogdet(ember.eye(2))).__name__ == "slogdet"
+
+
+def test_qr_complete_ignores_stale_memory():
+    # regression: the columns past A's in the complete-mode buffer were uninitialized, and
+    # LAPACKE's NaN check on them left Q unwritten when the memory held NaNs
+    A = ember.tensor(data((5, 3), "float64").tolist(), dtype=ember.float64)
+    for _ in range(20):
+        del_me = ember.full((5, 5), float("nan"), dtype=ember.float64)
+        del del_me
+        Q, R = ember.linalg.qr(A, mode="complete")
+        assert not bool(Q.isnan().any())

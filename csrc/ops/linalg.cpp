@@ -793,6 +793,9 @@ std::vector<Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   std::vector<int64_t> wshape = bshape;
   wshape.insert(wshape.end(), {m, std::max(n, qcols)});
   Tensor work = empty_column_major(wshape, A.dtype());
+  // the columns past A's are orgqr's input too: LAPACKE refuses (leaving Q unwritten)
+  // when its NaN check finds garbage there
+  if (qcols > n) zero_(narrow(work, -1, n, qcols - n));
   if (A.numel() > 0) copy_(narrow(work, -1, 0, n), A, false);
   const int64_t wcols = std::max(n, qcols);
   std::vector<int64_t> rshape = bshape;
