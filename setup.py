@@ -66,7 +66,12 @@ class BuildExt(build_ext):
             macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
                 output_dir, macros, include_dirs, sources, depends, extra_postargs)
             cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
-            todo = [(obj, src_ext) for obj, src_ext in build.items() if not up_to_date(Path(obj), Path(src_ext[0]))]
+            # objects compiled with other flags (EMBER_CFLAGS, EMBER_MARCH) are stale too
+            flags_file = Path(self.build_temp) / "compile_flags.txt"
+            flags_now = " ".join(cc_args + extra_postargs)
+            same_flags = flags_file.exists() and flags_file.read_text() == flags_now
+            todo = [(obj, src_ext) for obj, src_ext in build.items()
+                    if not (same_flags and up_to_date(Path(obj), Path(src_ext[0])))]
             print(f"ember: compiling {len(todo)} of {len(build)} translation units", flush=True)
 
             def one(item):
@@ -76,6 +81,7 @@ class BuildExt(build_ext):
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
                 for _ in pool.map(one, todo):
                     pass
+            flags_file.write_text(flags_now)
             return objects
 
         compiler.compile = parallel_compile
