@@ -83,25 +83,10 @@ SHAPES_2D = [((3, 4), "contiguous"), ((3, 4), "transposed"), ((3, 4), "stepped")
 # ------------------------------------------------------------- known ember bugs
 # name -> (reason, repro(lib)): run as strict xfails, so a fix shows up as XPASS.
 BUGS = {
-    "cat_empty_list": ("cat([]) raises RuntimeError; torch raises ValueError", lambda lib: lib.cat([])),
     "index_select_empty_dim": ("index_select along an empty dim raises IndexError; torch raises RuntimeError",
                                lambda lib: lib.zeros(0, 4).index_select(0, lib.tensor([0]))),
-    "take_along_dim_negative": ("take_along_dim(dim=None) wraps a negative index; torch raises RuntimeError",
-                                lambda lib: lib.tensor([1.0, 2.0]).take_along_dim(lib.tensor([-1]))),
-    "gather_int32_index": ("gather/scatter/scatter_add refuse an int32 index (RuntimeError); torch accepts it",
-                           lambda lib: lib.tensor([[1.0, 2.0]]).gather(1, lib.tensor([[1]], dtype=lib.int32))),
-    "scatter_int32_index": ("scatter refuses an int32 index (RuntimeError); torch accepts it",
-                            lambda lib: lib.zeros(3).scatter(0, lib.tensor([1], dtype=lib.int32), 1.0)),
-    "topk_bool": ("topk of a bool tensor computes; torch raises RuntimeError",
-                  lambda lib: lib.tensor([True, False]).topk(1)),
-    "kthvalue_median_bool": ("kthvalue/median of a bool tensor compute; torch raises NotImplementedError",
-                             lambda lib: lib.tensor([True, False, True]).median()),
     "roll_dim_out_of_range": ("roll of an empty tensor with a dim out of range raises RuntimeError; torch raises "
                               "IndexError", lambda lib: lib.zeros(0).roll(1, 1)),
-    "median_empty": ("median() of an empty float tensor raises RuntimeError; torch returns nan",
-                     lambda lib: lib.zeros(0).median()),
-    "kthvalue_empty_dim": ("kthvalue along an empty dim raises RuntimeError; torch raises IndexError",
-                           lambda lib: lib.zeros(0, 4).kthvalue(1, 0)),
 }
 
 

@@ -17,8 +17,14 @@ Tensor long_range(int64_t start, int64_t stop, int64_t step) {
 }
 
 // index (int64) checked against [0, size) along dim of self (torch's gather/scatter rule).
+// index as int64 (gather and scatter take int32 too, as in torch).
+Tensor long_index(const Tensor& index, const char* op) {
+  EMBER_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, Runtime, op,
+              "(): Expected dtype int32/int64 for index");
+  return index.dtype() == ScalarType::Int64 ? index : to_dtype(index, ScalarType::Int64, false, false, std::nullopt);
+}
+
 void check_index(const Tensor& self, int64_t dim, const Tensor& index, const char* op) {
-  EMBER_CHECK(index.dtype() == ScalarType::Int64, Runtime, op, "(): Expected dtype int64 for index");
   EMBER_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), Runtime, op,
               "(): Index tensor must have the same number of dimensions as input tensor");
   if (index.numel() == 0) return;
@@ -69,7 +75,7 @@ Tensor sorted_rows(const Tensor& self, int64_t dim, bool descending, Tensor* ind
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Out& out) {
-  EMBER_CHECK(!tensors.empty(), Runtime, "torch.cat(): expected a non-empty list of Tensors");
+  EMBER_CHECK(!tensors.empty(), Value, "torch.cat(): expected a non-empty list of Tensors");
   // legacy rule: 1-D empty tensors are skipped
   std::vector<const Tensor*> parts;
   for (const Tensor& t : tensors)
@@ -284,7 +290,7 @@ Tensor take(const Tensor& self, const Tensor& index) {
 }
 
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
-  if (!dim) return take(self, reshape(indices, {-1}));
+  if (!dim) return gather(reshape(self, {-1}), 0, reshape(indices, {-1}), false, Out{});
   const int64_t d = wrap_dim(*dim, self.dim());
   Dims shape_self(self.sizes()), shape_idx(indices.sizes());
   shape_self[d] = 1;
@@ -296,8 +302,9 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<i
   return gather(expand(self, se, false), d, expand(indices, ie, false), false, Out{});
 }
 
-Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad, const Out& out) {
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in, bool sparse_grad, const Out& out) {
   (void)sparse_grad;
+  const Tensor index = long_index(index_in, "gather");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   check_index(self, d, index, "gather");
   Tensor result = resolve_out(out, index.sizes(), self.dtype(), "gather");
@@ -312,7 +319,9 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_
 }
 
 namespace {
-Tensor scatter_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add, const char* op) {
+Tensor scatter_into(const Tensor& self, int64_t dim, const Tensor& index_in, const Tensor& src, bool add,
+                    const char* op) {
+  const Tensor index = long_index(index_in, op);
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   check_index(self, d, index, op);
   EMBER_CHECK(src.dtype() == self.dtype(), Runtime, op, "(): Expected self.dtype to be equal to src.dtype");
@@ -375,6 +384,7 @@ Tensor msort(const Tensor& self) { return std::get<0>(sort(self, 0, false)); }
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   (void)sorted;
+  EMBER_CHECK(self.dtype() != ScalarType::Bool, Runtime, "\"topk_cpu\" not implemented for 'Bool'");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
   EMBER_CHECK(k >= 0 && k <= n, Runtime, "selected index k out of range");
@@ -386,6 +396,8 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
+  EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"kthvalue_cpu\" not implemented for 'Bool'");
+  EMBER_CHECK(n > 0, Index, "kthvalue(): Expected reduction dim ", d, " to have non-zero size.");
   EMBER_CHECK(k >= 1 && k <= n, Runtime, "kthvalue(): selected number k out of range for dimension ", d);
   auto [values, idx] = sort(self, d, false);
   if (self.dim() == 0) return {values, idx};
@@ -397,6 +409,7 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, 
 std::tuple<Tensor, Tensor> median_dim(const Tensor& self, int64_t dim, bool keepdim) {
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
+  EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"median_cpu\" not implemented for 'Bool'");
   EMBER_CHECK(n > 0, Index, "median(): Expected reduction dim ", d, " to have non-zero size.");
   // the lower median; a NaN in the row makes it NaN (NaN sorts last: take the first NaN)
   auto [values, idx] = sort(self, d, false);
@@ -412,7 +425,8 @@ std::tuple<Tensor, Tensor> median_dim(const Tensor& self, int64_t dim, bool keep
 }
 
 Tensor median(const Tensor& self) {
-  EMBER_CHECK(self.numel() > 0, Runtime, "median() input tensor cannot be empty");
+  EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"median_cpu\" not implemented for 'Bool'");
+  if (self.numel() == 0) return scalar_tensor(Scalar(std::nan("")), self.dtype());  // torch: NaN (as the dtype)
   return std::get<0>(median_dim(reshape(self, {-1}), 0, false));
 }
 
