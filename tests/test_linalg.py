@@ -630,3 +630,152 @@ def test_qr_complete_ignores_stale_memory():
         del del_me
         Q, R = ember.linalg.qr(A, mode="complete")
         assert not bool(Q.isnan().any())
+
+
+# ---------------------------------------------------------------------------- out= and in-place
+def T(lib, *shape, seed=0, dtype="float32", layout="contiguous"):
+    return on(lib, data(shape, dtype, layout, seed))
+
+
+AB = {"beta": 2, "alpha": 3}
+OUT_FORMS = {
+    "mm": lambda lib, **o: lib.mm(T(lib, 3, 4), T(lib, 4, 5, seed=1, layout="transposed"), **o),
+    "mm int": lambda lib, **o: lib.mm(T(lib, 3, 4, dtype="int64"), T(lib, 4, 5, seed=1, dtype="int64"), **o),
+    "bmm": lambda lib, **o: lib.bmm(T(lib, 2, 3, 4), T(lib, 2, 4, 5, seed=1), **o),
+    "matmul 1x1": lambda lib, **o: lib.matmul(T(lib, 4), T(lib, 4, seed=1), **o),
+    "matmul 1x2": lambda lib, **o: lib.matmul(T(lib, 4), T(lib, 4, 5, seed=1), **o),
+    "matmul 2x1": lambda lib, **o: lib.matmul(T(lib, 3, 4), T(lib, 4, seed=1), **o),
+    "matmul 2x2": lambda lib, **o: lib.matmul(T(lib, 3, 4), T(lib, 4, 5, seed=1), **o),
+    "matmul 3x1": lambda lib, **o: lib.matmul(T(lib, 2, 3, 4), T(lib, 4, seed=1), **o),
+    "matmul 3x2": lambda lib, **o: lib.matmul(T(lib, 2, 3, 4), T(lib, 4, 5, seed=1), **o),
+    "matmul 4x3": lambda lib, **o: lib.matmul(T(lib, 2, 1, 3, 4), T(lib, 3, 4, 5, seed=1), **o),
+    "mv": lambda lib, **o: lib.mv(T(lib, 3, 4, layout="transposed"), T(lib, 4, seed=1), **o),
+    "dot": lambda lib, **o: lib.dot(T(lib, 4), T(lib, 4, seed=1), **o),
+    "inner": lambda lib, **o: lib.inner(T(lib, 2, 4), T(lib, 3, 4, seed=1), **o),
+    "inner 0-d": lambda lib, **o: lib.inner(T(lib, 2, 4), lib.tensor(2.0), **o),
+    "outer": lambda lib, **o: lib.outer(T(lib, 3), T(lib, 4, seed=1, dtype="int64"), **o),
+    "ger": lambda lib, **o: lib.ger(T(lib, 3), T(lib, 4, seed=1), **o),
+    "kron": lambda lib, **o: lib.kron(T(lib, 2, 3), T(lib, 3, 2, seed=1), **o),
+    "cross": lambda lib, **o: lib.cross(T(lib, 4, 3), T(lib, 4, 3, seed=1), dim=1, **o),
+    "linalg.cross": lambda lib, **o: lib.linalg.cross(T(lib, 4, 3), T(lib, 1, 3, seed=1), **o),
+    "addmm": lambda lib, **o: lib.addmm(T(lib, 5), T(lib, 3, 4, seed=1), T(lib, 4, 5, seed=2), **AB, **o),
+    "addmv": lambda lib, **o: lib.addmv(T(lib, 3), T(lib, 3, 4, seed=1), T(lib, 4, seed=2), **AB, **o),
+    "addr": lambda lib, **o: lib.addr(T(lib, 3, 4), T(lib, 3, seed=1), T(lib, 4, seed=2), **AB, **o),
+    "addbmm": lambda lib, **o: lib.addbmm(T(lib, 3, 5), T(lib, 2, 3, 4, seed=1), T(lib, 2, 4, 5, seed=2), **AB, **o),
+    "baddbmm": lambda lib, **o: lib.baddbmm(T(lib, 3, 5), T(lib, 2, 3, 4, seed=1), T(lib, 2, 4, 5, seed=2), **AB, **o),
+}
+
+
+@pytest.mark.filterwarnings("ignore:An output with one or more elements was resized", "ignore:torch.ger is deprecated")
+@pytest.mark.parametrize("kind", ["exact", "resized", "strided", "wider dtype"])
+@pytest.mark.parametrize("name", OUT_FORMS)
+def test_out_forms(name, kind):
+    expected = OUT_FORMS[name](torch)
+    shape, dtype = tuple(expected.shape), str(expected.dtype).split(".")[1]
+    dtype = "float64" if kind == "wider dtype" else dtype  # allowed where out= casts as elementwise ops do
+
+    def run(lib):
+        out = {"resized": lambda: lib.full((7,), 9, dtype=getattr(lib, dtype)),
+               "strided": lambda: lib.full(shape + (2,), 9, dtype=getattr(lib, dtype))[..., 1]}.get(
+            kind, lambda: lib.full(shape, 9, dtype=getattr(lib, dtype)))()
+        assert OUT_FORMS[name](lib, out=out) is out and tuple(out.shape) == shape
+        return out
+    check(run, tol=1e-4)
+
+
+def S(*shape, **kw):
+    return lambda lib: T(lib, *shape, **kw)
+
+
+INPLACE_FORMS = {  # name: (self, call(lib, self))
+    "addmm_": (S(3, 5), lambda lib, s: s.addmm_(T(lib, 3, 4, seed=1), T(lib, 4, 5, seed=2), **AB)),
+    "addmm_ strided": (S(3, 5, layout="transposed"), lambda lib, s: s.addmm_(T(lib, 3, 4), T(lib, 4, 5, seed=2))),
+    "addmv_": (S(3, layout="sliced"), lambda lib, s: s.addmv_(T(lib, 3, 4, seed=1), T(lib, 4, seed=2), **AB)),
+    "addr_": (S(3, 4), lambda lib, s: s.addr_(T(lib, 3, seed=1), T(lib, 4, seed=2), **AB)),
+    "addr_ promotes": (S(3, 4), lambda lib, s: s.addr_(T(lib, 3, dtype="int64"), T(lib, 4, dtype="float64"))),
+    "addbmm_": (S(3, 5), lambda lib, s: s.addbmm_(T(lib, 2, 3, 4, seed=1), T(lib, 2, 4, 5, seed=2), **AB)),
+    "baddbmm_": (S(2, 3, 5), lambda lib, s: s.baddbmm_(T(lib, 2, 3, 4, seed=1), T(lib, 2, 4, 5, seed=2), **AB)),
+    "baddbmm_ int": (S(2, 3, 5, dtype="int32"),
+                     lambda lib, s: s.baddbmm_(T(lib, 2, 3, 4, dtype="int32"), T(lib, 2, 4, 5, dtype="int32"), **AB)),
+}
+
+
+@pytest.mark.parametrize("name", INPLACE_FORMS)
+def test_inplace_forms(name):
+    make, call = INPLACE_FORMS[name]
+
+    def run(lib):
+        assert call(lib, s := make(lib)) is s
+        return s
+    check(run, tol=1e-4)
+
+
+def f64(lib, *shape):
+    return lib.empty(*shape, dtype=lib.float64)
+
+
+OUT_ERRORS = {  # out= dtypes and in-place shapes; messages as torch's
+    "mm": lambda lib: lib.mm(lib.ones(2, 3), lib.ones(3, 4), out=f64(lib, 2, 4)),
+    "mm int": lambda lib: lib.mm(lib.ones(2, 3), lib.ones(3, 4), out=lib.empty(0, dtype=lib.int64)),
+    "matmul 1x1": lambda lib: lib.matmul(lib.ones(3), lib.ones(3), out=f64(lib, 0)),
+    "matmul 3x2": lambda lib: lib.matmul(lib.ones(2, 2, 3), lib.ones(3, 4), out=f64(lib, 0)),
+    "matmul int": lambda lib: lib.matmul(lib.ones(2, 3, dtype=lib.int64), lib.ones(3, 2, dtype=lib.int64),
+                                         out=lib.empty(0)),
+    "mv": lambda lib: lib.mv(lib.ones(2, 3), lib.ones(3), out=f64(lib, 2)),
+    "mv int": lambda lib: lib.mv(lib.ones(2, 3), lib.ones(3), out=lib.empty(0, dtype=lib.int64)),
+    "dot": lambda lib: lib.dot(lib.ones(3), lib.ones(3), out=f64(lib, 0)),
+    "inner": lambda lib: lib.inner(lib.ones(2, 3), lib.ones(4, 3), out=f64(lib, 0)),
+    "inner 0-d": lambda lib: lib.inner(lib.tensor(2.0), lib.ones(4, 3), out=lib.empty(0, dtype=lib.int64)),
+    "outer": lambda lib: lib.outer(lib.ones(2), lib.ones(3), out=lib.empty(0, dtype=lib.int64)),
+    "linalg.cross": lambda lib: lib.linalg.cross(lib.ones(3), lib.ones(3), out=lib.empty(0, dtype=lib.int64)),
+    "addmm": lambda lib: lib.addmm(lib.ones(2, 4), lib.ones(2, 3), lib.ones(3, 4), out=f64(lib, 0)),
+    "addmv": lambda lib: lib.addmv(lib.ones(2), lib.ones(2, 3), lib.ones(3), out=lib.empty(0, dtype=lib.int64)),
+    "addr": lambda lib: lib.addr(lib.ones(2, 3), lib.ones(2), lib.ones(3), out=lib.empty(0, dtype=lib.int64)),
+    "addbmm": lambda lib: lib.addbmm(lib.ones(2, 4), lib.ones(5, 2, 3), lib.ones(5, 3, 4), out=f64(lib, 0)),
+    "baddbmm": lambda lib: lib.baddbmm(lib.ones(5, 2, 4), lib.ones(5, 2, 3), lib.ones(5, 3, 4), out=f64(lib, 0)),
+    "addmm_ broadcast": lambda lib: lib.ones(4).addmm_(lib.ones(2, 3), lib.ones(3, 4)),
+    "addmv_ 0-d": lambda lib: lib.tensor(1.0).addmv_(lib.ones(2, 3), lib.ones(3)),
+    "addr_ 1-D": lambda lib: lib.ones(3).addr_(lib.ones(2), lib.ones(3)),
+    "addr_ shape": lambda lib: lib.ones(1, 3).addr_(lib.ones(2), lib.ones(3)),
+    "addr_ int self": lambda lib: lib.ones(2, 3, dtype=lib.int64).addr_(lib.ones(2), lib.ones(3)),
+    "baddbmm_ broadcast": lambda lib: lib.ones(2, 4).baddbmm_(lib.ones(5, 2, 3), lib.ones(5, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", OUT_ERRORS)
+def test_out_and_inplace_errors(name):
+    with pytest.raises(Exception) as theirs:
+        OUT_ERRORS[name](torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        OUT_ERRORS[name](ember)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_addbmm_inplace_keeps_self_shape():
+    with pytest.raises(RuntimeError, match="Bad in-place call"):  # torch resizes self to [2, 4] here
+        ember.ones(4).addbmm_(ember.ones(5, 2, 3), ember.ones(5, 3, 4))
+
+
+OVERLAPS = {  # (inputs, call(lib, inputs, out)): out shares memory with an input
+    "mm out=self": (lambda lib: [T(lib, 3, 3)], lambda lib, x, out: lib.mm(x[0], x[0], out=out(x[0]))),
+    "mm out=self.T": (lambda lib: [T(lib, 3, 3)], lambda lib, x, out: lib.mm(x[0], x[0], out=out(x[0].t()))),
+    "dot": (lambda lib: [T(lib, 3)], lambda lib, x, out: lib.dot(x[0], x[0], out=out(x[0][1]))),
+    "outer": (lambda lib: [T(lib, 9)], lambda lib, x, out: lib.outer(x[0][:3], x[0][3:6], out=out(x[0].view(3, 3)))),
+    "addmm_ self in product": (lambda lib: [T(lib, 3, 3)], lambda lib, x, out: out(x[0]).addmm_(x[0], x[0], **AB)),
+    "addmv out=vec": (lambda lib: [T(lib, 3), T(lib, 3, 3)], lambda lib, x, o: lib.addmv(x[0], x[1], x[0], out=o(x[0]))),
+    "baddbmm out=batch": (lambda lib: [T(lib, 2, 3, 3), T(lib, 2, 3, 3, seed=1)],
+                          lambda lib, x, out: lib.baddbmm(x[1], x[0], x[1], out=out(x[0]), **AB)),
+    "cross": (lambda lib: [T(lib, 2, 3), T(lib, 2, 3, seed=1)], lambda lib, x, o: lib.linalg.cross(*x, out=o(x[1]))),
+}
+
+
+@pytest.mark.parametrize("name", OVERLAPS)
+def test_out_overlapping_an_input(name):
+    inputs, call = OVERLAPS[name]
+
+    def run(lib):  # torch writes into a fresh tensor (its own overlapping mm gives zeros)
+        x = inputs(lib)
+        outs = []
+        assert call(lib, x, lambda t: outs.append(t.clone() if lib is torch else t) or outs[0]) is outs[0]
+        return outs[0]
+    check(run, tol=1e-4)

@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "kernels/blas.h"
 #include "kernels/matmul.h"
+#include "ops/elementwise.h"
 #include "ops/internal.h"
 #include "ops/shape.h"
 #include "ops_decl.h"
@@ -252,7 +253,7 @@ Tensor as_row(const Tensor& v) {
 // false when beta is 0 (self is then ignored, as in torch: its NaNs do not propagate).
 bool load_self(const Tensor& out, const Tensor& self, const Scalar& beta) {
   if (beta.to_double() == 0 || out.numel() == 0) return false;
-  copy_(out, expand(self, out.sizes(), false), false);
+  if (!self.is_same(out)) copy_(out, expand(self, out.sizes(), false), false);
   return true;
 }
 
@@ -270,20 +271,87 @@ ScalarType result_type(const Tensor& a, const Tensor& b) {
 
 Tensor as_dtype(const Tensor& t, ScalarType dt) { return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt); }
 
+
+// ---------------------------------------------------------------- out= and in-place
+
+// Whether two tensors' byte ranges in one storage intersect (a coarse test: strided
+// tensors that interleave count as overlapping).
+bool overlaps(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0 || a.storage().get() != b.storage().get()) return false;
+  auto range = [](const Tensor& t) {
+    int64_t lo = 0, hi = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      const int64_t span = (t.sizes()[d] - 1) * t.strides()[d];
+      (span < 0 ? lo : hi) += span;
+    }
+    const char* base = t.data();
+    return std::pair<const char*, const char*>(base + lo * t.itemsize(), base + (hi + 1) * t.itemsize());
+  };
+  auto ra = range(a), rb = range(b);
+  return ra.first < rb.second && rb.first < ra.second;
+}
+
+// torch's exact-dtype rule for the out= of most products.
+void check_out_dtype(const Out& out, ScalarType dt) {
+  if (!out.tensor.defined() || out.inplace) return;
+  EMBER_CHECK(out.tensor.dtype() == dt, Runtime, "Expected out tensor to have dtype ", cpp_name(dt), ", but got ",
+              cpp_name(out.tensor.dtype()), " instead");
+}
+
+// The in-place forms of the add* products: self must already have the result's shape.
+void check_inplace_shape(const Out& out, IntList shape) {
+  if (!out.inplace) return;
+  EMBER_CHECK(out.tensor.sizes() == shape, Runtime, "Bad in-place call: input tensor size ",
+              sizes_str(out.tensor.sizes()), " and output tensor size ", sizes_str(shape), " should match");
+}
+
+// Where a product writes: `result` is out.tensor (dtype checked, resized) or a fresh
+// tensor; `work` is what gemm writes, result itself when it can (contiguous, of the
+// compute dtype, sharing no memory with the inputs gemm reads; `self`, the add* ops'
+// input, may be result itself) or else a fresh temporary that done() copies over.
+struct Dest {
+  Tensor result, work;
+  Dest(const Out& out, IntList shape, ScalarType dt, const char* op, std::initializer_list<const Tensor*> inputs,
+       const Tensor* self = nullptr) {
+    result = resolve_out(out, shape, dt, op);
+    work = result;
+    if (!out.tensor.defined()) return;
+    check_no_internal_overlap(result, op);
+    bool direct = result.is_contiguous() && result.dtype() == dt;
+    for (const Tensor* t : inputs) direct = direct && !overlaps(*t, result);
+    if (self && !self->is_same(result)) direct = direct && !overlaps(*self, result);
+    if (!direct) work = empty_tensor(shape, dt, op);
+  }
+  Tensor done() const {
+    if (!work.is_same(result) && result.numel() > 0) copy_(result, work, false);
+    return result;
+  }
+};
+
+// A product computed fresh, delivered into out= when given (already dtype-checked).
+Tensor deliver(const Tensor& r, const Out& out, const char* op) {
+  if (!out.tensor.defined()) return r;
+  Tensor dst = resolve_out(out, r.sizes(), r.dtype(), op);
+  check_no_internal_overlap(dst, op);
+  if (dst.numel() > 0) copy_(dst, r, false);
+  return dst;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- products
 
-Tensor mm(const Tensor& self, const Tensor& mat2) {
+Tensor mm(const Tensor& self, const Tensor& mat2, const Out& out) {
   EMBER_CHECK(self.dim() == 2, Runtime, "self must be a matrix");
   EMBER_CHECK(mat2.dim() == 2, Runtime, "mat2 must be a matrix");
   check_same_dtype_mm(self, mat2);
   EMBER_CHECK(self.sizes()[1] == mat2.sizes()[0], Runtime, "mat1 and mat2 shapes cannot be multiplied (",
               mat_str(self), " and ", mat_str(mat2), ")");
   check_not_bool(self, "addmm_impl_cpu_");
-  Tensor out = empty_tensor({self.sizes()[0], mat2.sizes()[1]}, self.dtype(), "mm");
-  gemm(out, self, mat2, Scalar(int64_t(1)), Scalar(int64_t(0)));
-  return out;
+  check_out_dtype(out, self.dtype());
+  Dest d(out, {self.sizes()[0], mat2.sizes()[1]}, self.dtype(), "mm", {&self, &mat2});
+  gemm(d.work, self, mat2, Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return d.done();
 }
 
 namespace {
@@ -320,14 +388,15 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor bmm(const Tensor& self, const Tensor& mat2) {
+Tensor bmm(const Tensor& self, const Tensor& mat2, const Out& out) {
   check_bmm(self, mat2);
-  Tensor out = empty_tensor({self.sizes()[0], self.sizes()[1], mat2.sizes()[2]}, self.dtype(), "bmm");
-  gemm(out, self, mat2, Scalar(int64_t(1)), Scalar(int64_t(0)));
-  return out;
+  check_out_dtype(out, self.dtype());
+  Dest d(out, {self.sizes()[0], self.sizes()[1], mat2.sizes()[2]}, self.dtype(), "bmm", {&self, &mat2});
+  gemm(d.work, self, mat2, Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return d.done();
 }
 
-Tensor dot(const Tensor& self, const Tensor& tensor) {
+Tensor dot(const Tensor& self, const Tensor& tensor, const Out& out) {
   EMBER_CHECK(self.dim() == 1 && tensor.dim() == 1, Runtime, "1D tensors expected, but got ", self.dim(), "D and ",
               tensor.dim(), "D tensors");
   EMBER_CHECK(self.dtype() == tensor.dtype(), Runtime, "dot : expected both vectors to have same dtype, but found ",
@@ -336,13 +405,16 @@ Tensor dot(const Tensor& self, const Tensor& tensor) {
               "] and src [", tensor.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
               tensor.numel(), " elements respectively");
   check_not_bool(self, "dot");
-  Tensor out = empty_tensor({}, self.dtype(), "dot");
-  Tensor out2 = make_view(out, Dims{1, 1}, Dims{1, 1}, out.offset());
+  EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == self.dtype(), Runtime, "result dtype ",
+              type_name(out.tensor.dtype()), " does not match input dtype ", type_name(self.dtype()));
+  Dest d(out, {}, self.dtype(), "dot", {&self, &tensor});
+  Tensor out2 = make_view(d.work, Dims{1, 1}, Dims{1, 1}, d.work.offset());
   gemm(out2, as_row(self), as_column(tensor), Scalar(int64_t(1)), Scalar(int64_t(0)));
-  return out;
+  return d.done();
 }
 
-Tensor vdot(const Tensor& self, const Tensor& other) { return dot(self, other); }  // real dtypes only
+// real dtypes only
+Tensor vdot(const Tensor& self, const Tensor& other, const Out& out) { return dot(self, other, out); }
 
 namespace {
 
@@ -361,72 +433,86 @@ void check_mv(int64_t in_dim, int64_t in_size, ScalarType in_dtype, const Tensor
 
 }  // namespace
 
-Tensor mv(const Tensor& self, const Tensor& vec) {
+Tensor mv(const Tensor& self, const Tensor& vec, const Out& out) {
   const int64_t m = self.dim() == 2 ? self.sizes()[0] : 1;
-  check_mv(1, m, vec.dtype(), self, vec);
-  Tensor out = empty_tensor({m}, self.dtype(), "mv");
-  gemm(as_column(out), self, as_column(vec), Scalar(int64_t(1)), Scalar(int64_t(0)));
-  return out;
+  // torch checks a floating out= as addmv's input, any other through out='s own rule
+  const bool float_out = out.tensor.defined() && is_floating(out.tensor.dtype());
+  check_mv(1, m, float_out ? out.tensor.dtype() : vec.dtype(), self, vec);
+  check_out_dtype(out, self.dtype());
+  Dest d(out, {m}, self.dtype(), "mv", {&self, &vec});
+  gemm(as_column(d.work), self, as_column(vec), Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return d.done();
 }
 
-Tensor matmul(const Tensor& self, const Tensor& other) {
+Tensor matmul(const Tensor& self, const Tensor& other, const Out& out) {
   const int64_t d1 = self.dim(), d2 = other.dim();
   EMBER_CHECK(d1 > 0 && d2 > 0, Runtime, "both arguments to matmul need to be at least 1D, but they are ", d1,
               "D and ", d2, "D");
-  if (d1 == 1 && d2 == 1) return dot(self, other);
-  if (d1 == 2 && d2 == 1) return mv(self, other);
-  if (d1 == 1 && d2 == 2) return squeeze_dim(mm(unsqueeze(self, 0), other), 0);
-  if (d1 == 2 && d2 == 2) return mm(self, other);
+  if (d1 == 1 && d2 == 1) return dot(self, other, out);
+  if (out.tensor.defined()) {
+    // the product's own checks first (dtypes, shapes), then out='s dtype
+    if (self.dtype() == other.dtype()) check_out_dtype(out, self.dtype());
+    if (d1 == 2 && d2 == 2) return mm(self, other, out);
+    if (d1 == 2 && d2 == 1) return mv(self, other, out);
+    return deliver(matmul(self, other, Out{}), out, "matmul");
+  }
+  if (d1 == 2 && d2 == 1) return mv(self, other, Out{});
+  if (d1 == 1 && d2 == 2) return squeeze_dim(mm(unsqueeze(self, 0), other, Out{}), 0);
+  if (d1 == 2 && d2 == 2) return mm(self, other, Out{});
   if (d1 >= 3 && d2 <= 2) {
     // Fold the batch into the rows: one big gemm (a copy if self's batch is not viewable).
     const int64_t k = self.sizes()[d1 - 1];
     Dims out_shape(IntList(self.sizes().data(), size_t(d1 - 1)));
     Tensor folded = reshape(self, {-1, k});
-    if (d2 == 1) return reshape(mv(folded, other), out_shape);
+    if (d2 == 1) return reshape(mv(folded, other, Out{}), out_shape);
     std::vector<int64_t> shape = IntList(out_shape).vec();
     shape.push_back(other.sizes()[1]);
-    return reshape(mm(folded, other), shape);
+    return reshape(mm(folded, other, Out{}), shape);
   }
   Tensor a = d1 == 1 ? unsqueeze(self, 0) : self;
   Tensor b = d2 == 1 ? unsqueeze(other, 1) : other;
-  Tensor out = batched_matmul(a, b);
-  if (d1 == 1) out = squeeze_dim(out, -2);
-  if (d2 == 1) out = squeeze_dim(out, -1);
-  return out;
+  Tensor r = batched_matmul(a, b);
+  if (d1 == 1) r = squeeze_dim(r, -2);
+  if (d2 == 1) r = squeeze_dim(r, -1);
+  return r;
 }
 
-Tensor inner(const Tensor& self, const Tensor& other) {
-  if (self.dim() == 0 || other.dim() == 0) {
+Tensor inner(const Tensor& self, const Tensor& other, const Out& out) {
+  if (self.dim() == 0 || other.dim() == 0) {  // a product with a scalar: elementwise out= rules
     const ScalarType dt = result_type(self, other);
     const Tensor& s = self.dim() == 0 ? self : other;
     const Tensor& t = self.dim() == 0 ? other : self;
-    Tensor out = empty_tensor(t.sizes(), dt, "inner");
-    if (out.numel() == 0) return out;
+    Dest d(out, t.sizes(), dt, "inner", {&self, &other});
+    if (d.work.numel() == 0) return d.result;
     Tensor flat = reshape(as_dtype(t, dt), {-1, 1});
-    gemm(reshape(out, {-1, 1}), flat, reshape(as_dtype(s, dt), {1, 1}), Scalar(int64_t(1)), Scalar(int64_t(0)));
-    return out;
+    gemm(reshape(d.work, {-1, 1}), flat, reshape(as_dtype(s, dt), {1, 1}), Scalar(int64_t(1)), Scalar(int64_t(0)));
+    return d.done();
   }
   EMBER_CHECK(self.dtype() == other.dtype(), Runtime, "both inputs should have same dtype");
+  EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == self.dtype(), Runtime,
+              "tensordot: Expected the output tensor to have dtype ", type_name(self.dtype()),
+              ", but got an output tensor with dtype ", type_name(out.tensor.dtype()));
   const int64_t k = self.sizes()[self.dim() - 1];
   EMBER_CHECK(other.sizes()[other.dim() - 1] == k, Runtime,
               "inner() the last dimension must match on both input tensors but got shapes ", sizes_str(self.sizes()),
               " and ", sizes_str(other.sizes()));
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 1);
   shape.insert(shape.end(), other.sizes().begin(), other.sizes().end() - 1);
-  Tensor r = mm(reshape(self, {-1, k}), t(reshape(other, {-1, k})));
-  return reshape(r, shape);
+  Tensor r = mm(reshape(self, {-1, k}), t(reshape(other, {-1, k})), Out{});
+  return deliver(reshape(r, shape), out, "inner");
 }
 
-Tensor outer(const Tensor& self, const Tensor& vec2) {
+Tensor outer(const Tensor& self, const Tensor& vec2, const Out& out) {
   EMBER_CHECK(self.dim() == 1, Runtime, "outer: Expected 1-D argument self, but got ", self.dim(), "-D");
   EMBER_CHECK(vec2.dim() == 1, Runtime, "outer: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
   const ScalarType dt = promote_types(self.dtype(), vec2.dtype());
-  Tensor out = empty_tensor({self.sizes()[0], vec2.sizes()[0]}, dt, "outer");
-  gemm(out, as_column(as_dtype(self, dt)), as_row(as_dtype(vec2, dt)), Scalar(int64_t(1)), Scalar(int64_t(0)));
-  return out;
+  Dest d(out, {self.sizes()[0], vec2.sizes()[0]}, dt, "outer", {&self, &vec2});
+  gemm(d.work, as_column(as_dtype(self, dt)), as_row(as_dtype(vec2, dt)), Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return d.done();
 }
 
-Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
+             const Out& out) {
   EMBER_CHECK(mat1.dim() == 2, Runtime, "mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
   EMBER_CHECK(mat2.dim() == 2, Runtime, "mat2 must be a matrix, got ", mat2.dim(), "-D tensor");
   EMBER_CHECK(mat1.sizes()[1] == mat2.sizes()[0], Runtime, "mat1 and mat2 shapes cannot be multiplied (",
@@ -435,21 +521,29 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
   EMBER_CHECK(self.dtype() == mat2.dtype(), Runtime, "self and mat2 must have the same dtype, but got ",
               type_name(self.dtype()), " and ", type_name(mat2.dtype()));
   check_not_bool(mat1, "addmm_impl_cpu_");
-  Tensor out = empty_tensor({mat1.sizes()[0], mat2.sizes()[1]}, mat1.dtype(), "addmm");
-  const bool with_self = load_self(out, self, beta);
-  gemm(out, mat1, mat2, alpha, with_self ? beta : Scalar(int64_t(0)));
-  return out;
+  const Dims shape{mat1.sizes()[0], mat2.sizes()[1]};
+  check_inplace_shape(out, shape);
+  check_out_dtype(out, mat1.dtype());
+  Dest d(out, shape, mat1.dtype(), "addmm", {&mat1, &mat2}, &self);
+  const bool with_self = load_self(d.work, self, beta);
+  gemm(d.work, mat1, mat2, alpha, with_self ? beta : Scalar(int64_t(0)));
+  return d.done();
 }
 
-Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha,
+             const Out& out) {
   check_mv(self.dim(), self.dim() == 0 ? 1 : self.sizes()[0], self.dtype(), mat, vec);
-  Tensor out = empty_tensor({mat.sizes()[0]}, mat.dtype(), "addmv");
-  const bool with_self = load_self(out, self, beta);
-  gemm(as_column(out), mat, as_column(vec), alpha, with_self ? beta : Scalar(int64_t(0)));
-  return out;
+  const Dims shape{mat.sizes()[0]};
+  check_inplace_shape(out, shape);
+  check_out_dtype(out, mat.dtype());
+  Dest d(out, shape, mat.dtype(), "addmv", {&mat, &vec}, &self);
+  const bool with_self = load_self(d.work, self, beta);
+  gemm(as_column(d.work), mat, as_column(vec), alpha, with_self ? beta : Scalar(int64_t(0)));
+  return d.done();
 }
 
-Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
+Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha,
+            const Out& out) {
   EMBER_CHECK(vec1.dim() == 1, Runtime, "addr: Expected 1-D argument vec1, but got ", vec1.dim(), "-D");
   EMBER_CHECK(vec2.dim() == 1, Runtime, "addr: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
   const ScalarType dt = promote_types(self.dtype(), promote_types(vec1.dtype(), vec2.dtype()));
@@ -459,25 +553,34 @@ Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Sc
   } else {
     check_factors(dt, beta, alpha);
   }
-  Tensor out = empty_tensor({vec1.sizes()[0], vec2.sizes()[0]}, dt, "addr");
-  const bool with_self = load_self(out, self, beta);
-  gemm(out, as_column(as_dtype(vec1, dt)), as_row(as_dtype(vec2, dt)), alpha, with_self ? beta : Scalar(int64_t(0)));
-  return out;
+  const Dims shape{vec1.sizes()[0], vec2.sizes()[0]};
+  if (out.inplace) {
+    EMBER_CHECK(self.dim() == 2, Runtime, "2D tensor expected, got ", self.dim(), "D tensor for input");
+    EMBER_CHECK(self.sizes() == shape, Runtime, "size mismatch, input: ", sizes_str(self.sizes()), ", v1: [",
+                vec1.sizes()[0], "], v2: [", vec2.sizes()[0], "]");
+  }
+  Dest d(out, shape, dt, "addr", {&vec1, &vec2}, &self);
+  const bool with_self = load_self(d.work, self, beta);
+  gemm(d.work, as_column(as_dtype(vec1, dt)), as_row(as_dtype(vec2, dt)), alpha, with_self ? beta : Scalar(int64_t(0)));
+  return d.done();
 }
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
-               const Scalar& alpha) {
+               const Scalar& alpha, const Out& out) {
   check_bmm(batch1, batch2);
   EMBER_CHECK(self.dtype() == batch1.dtype(), Runtime, "self and batch2 must have the same dtype, but got ",
               type_name(self.dtype()), " and ", type_name(batch2.dtype()));
-  Tensor out = empty_tensor({batch1.sizes()[0], batch1.sizes()[1], batch2.sizes()[2]}, batch1.dtype(), "baddbmm");
-  const bool with_self = load_self(out, self, beta);
-  gemm(out, batch1, batch2, alpha, with_self ? beta : Scalar(int64_t(0)));
-  return out;
+  const Dims shape{batch1.sizes()[0], batch1.sizes()[1], batch2.sizes()[2]};
+  check_inplace_shape(out, shape);
+  check_out_dtype(out, batch1.dtype());
+  Dest d(out, shape, batch1.dtype(), "baddbmm", {&batch1, &batch2}, &self);
+  const bool with_self = load_self(d.work, self, beta);
+  gemm(d.work, batch1, batch2, alpha, with_self ? beta : Scalar(int64_t(0)));
+  return d.done();
 }
 
 Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
-              const Scalar& alpha) {
+              const Scalar& alpha, const Out& out) {
   check_bmm(batch1, batch2);
   EMBER_CHECK(self.dtype() == batch2.dtype(), Runtime, "self and mat2 must have the same dtype, but got ",
               type_name(self.dtype()), " and ", type_name(batch2.dtype()));
@@ -485,19 +588,24 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
   // sum_b batch1[b] @ batch2[b] is one product: (m, nb*k) @ (nb*k, n)
   Tensor a = reshape(permute(batch1, {1, 0, 2}), {m, nb * k});
   Tensor b = reshape(batch2, {nb * k, n});
-  Tensor out = empty_tensor({m, n}, batch1.dtype(), "addbmm");
-  const bool with_self = load_self(out, self, beta);
-  gemm(out, a, b, alpha, with_self ? beta : Scalar(int64_t(0)));
-  return out;
+  // torch's addbmm_ resizes a self of another shape; ember's in-place forms keep self's shape
+  check_inplace_shape(out, {m, n});
+  EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == batch2.dtype(), Runtime,
+              "self and mat2 must have the same dtype, but got ", type_name(out.tensor.dtype()), " and ",
+              type_name(batch2.dtype()));
+  Dest d(out, {m, n}, batch1.dtype(), "addbmm", {&batch1, &batch2}, &self);
+  const bool with_self = load_self(d.work, self, beta);
+  gemm(d.work, a, b, alpha, with_self ? beta : Scalar(int64_t(0)));
+  return d.done();
 }
 
-Tensor kron(const Tensor& self, const Tensor& other) {
+Tensor kron(const Tensor& self, const Tensor& other, const Out& out) {
   const int64_t nd = std::max(self.dim(), other.dim());
   std::vector<int64_t> sa(size_t(nd - self.dim()), 1), sb(size_t(nd - other.dim()), 1);
   sa.insert(sa.end(), self.sizes().begin(), self.sizes().end());
   sb.insert(sb.end(), other.sizes().begin(), other.sizes().end());
   // outer(a, b) viewed as (a0, .., b0, ..), interleaved to (a0, b0, a1, b1, ..)
-  Tensor o = outer(reshape(self, {-1}), reshape(other, {-1}));
+  Tensor o = outer(reshape(self, {-1}), reshape(other, {-1}), Out{});
   std::vector<int64_t> split = sa, perm, shape;
   split.insert(split.end(), sb.begin(), sb.end());
   for (int64_t d = 0; d < nd; ++d) {
@@ -505,7 +613,7 @@ Tensor kron(const Tensor& self, const Tensor& other) {
     perm.push_back(nd + d);
     shape.push_back(sa[d] * sb[d]);
   }
-  return reshape(permute(reshape(o, split), perm), shape);
+  return deliver(reshape(permute(reshape(o, split), perm), shape), out, "kron");  // elementwise out= rules
 }
 
 namespace {
@@ -532,20 +640,22 @@ void check_cross_dim(const Tensor& self, const Tensor& other, int64_t dim, int64
 
 }  // namespace
 
-Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim) {
+Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim, const Out& out) {
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   check_cross_dim(self, other, d, dim);
-  return cross_impl(self, other, d);
+  Tensor r = cross_impl(self, other, d);
+  check_out_dtype(out, r.dtype());
+  return deliver(r, out, "linalg_cross");
 }
 
-Tensor cross(const Tensor& self, const Tensor& other, std::optional<int64_t> dim) {
-  if (dim) return linalg_cross(self, other, *dim);
+Tensor cross(const Tensor& self, const Tensor& other, std::optional<int64_t> dim, const Out& out) {
+  if (dim) return linalg_cross(self, other, *dim, out);
   // the first dim of size 3 (torch's deprecated default)
   int64_t d = -1;
   for (int64_t i = 0; i < self.dim() && d < 0; ++i)
     if (self.sizes()[i] == 3) d = i;
   EMBER_CHECK(d >= 0, Runtime, "no dimension of size 3 in input");
-  return linalg_cross(self, other, d);
+  return linalg_cross(self, other, d, out);
 }
 
 // ---------------------------------------------------------------- LAPACK
