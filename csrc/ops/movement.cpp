@@ -290,6 +290,8 @@ Tensor take(const Tensor& self, const Tensor& index) {
 }
 
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
+  EMBER_CHECK(indices.dtype() == ScalarType::Int64, Runtime,
+              "torch.take_along_dim(): dtype of indices should be Long but got ", type_name(indices.dtype()));
   if (!dim) return gather(reshape(self, {-1}), 0, reshape(indices, {-1}), false, Out{});
   const int64_t d = wrap_dim(*dim, self.dim());
   Dims shape_self(self.sizes()), shape_idx(indices.sizes());
