@@ -96,6 +96,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 }
 
 Tensor unflatten(const Tensor& self, int64_t dim, IntList sizes) {
+  EMBER_CHECK(self.dim() > 0, Runtime, "unflatten: Dimension specified as ", dim, " but tensor has no dimensions");
   int64_t d = wrap_dim(dim, self.dim());
   EMBER_CHECK(!sizes.empty(), Runtime, "unflatten: sizes must be non-empty");
   Dims split = infer_size(sizes, self.sizes()[d]);
