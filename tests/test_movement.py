@@ -83,8 +83,6 @@ SHAPES_2D = [((3, 4), "contiguous"), ((3, 4), "transposed"), ((3, 4), "stepped")
 # ------------------------------------------------------------- known ember bugs
 # name -> (reason, repro(lib)): run as strict xfails, so a fix shows up as XPASS.
 BUGS = {
-    "index_select_empty_dim": ("index_select along an empty dim raises IndexError; torch raises RuntimeError",
-                               lambda lib: lib.zeros(0, 4).index_select(0, lib.tensor([0]))),
     "roll_dim_out_of_range": ("roll of an empty tensor with a dim out of range raises RuntimeError; torch raises "
                               "IndexError", lambda lib: lib.zeros(0).roll(1, 1)),
 }

@@ -12,7 +12,8 @@ namespace ember::kernels::gather {
 
 template <class T>
 struct Kernels {
-  static void gather(const Loop& loop, int64_t dim_stride);
+  // false when an index lies outside [0, size) (that element is skipped; the op raises)
+  static bool gather(const Loop& loop, int64_t dim_stride, int64_t size);
   static void scatter(const Loop& loop, int64_t dim_stride, bool add);
 };
 

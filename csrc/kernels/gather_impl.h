@@ -1,17 +1,28 @@
 #pragma once
+#include <atomic>
+#include <cstring>
 #include "kernels/gather.h"
 #include "kernels/math.h"
 
 namespace ember::kernels::gather {
 
+// Indices are checked as they are read (one pass, no separate min/max scan).
 template <class T>
-void Kernels<T>::gather(const Loop& loop, int64_t dim_stride) {
-  run_loop(loop, [dim_stride](char** p, const int64_t* s, int64_t n) {
+bool Kernels<T>::gather(const Loop& loop, int64_t dim_stride, int64_t size) {
+  std::atomic<bool> bad{false};
+  run_loop(loop, [dim_stride, size, &bad](char** p, const int64_t* s, int64_t n) {
+    bool seen_bad = false;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t idx = load<int64_t>(p[1] + i * s[1]);
+      if (static_cast<uint64_t>(idx) >= static_cast<uint64_t>(size)) {
+        seen_bad = true;
+        continue;
+      }
       std::memcpy(p[0] + i * s[0], p[2] + i * s[2] + idx * dim_stride, sizeof(T));
     }
+    if (seen_bad) bad.store(true, std::memory_order_relaxed);
   });
+  return !bad.load();
 }
 
 template <class T>

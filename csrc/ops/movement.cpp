@@ -24,18 +24,30 @@ Tensor long_index(const Tensor& index, const char* op) {
   return index.dtype() == ScalarType::Int64 ? index : to_dtype(index, ScalarType::Int64, false, false, std::nullopt);
 }
 
-void check_index(const Tensor& self, int64_t dim, const Tensor& index, const char* op) {
+// The index's rank and sizes against self (its values: check_index_values).
+void check_index_shape(const Tensor& self, int64_t dim, const Tensor& index, const char* op) {
   EMBER_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), Runtime, op,
               "(): Index tensor must have the same number of dimensions as input tensor");
-  if (index.numel() == 0) return;
-  const int64_t size = self.dim() == 0 ? 1 : self.sizes()[dim];
-  const int64_t lo = item(amin(index, {}, false, Out{})).to_int64(), hi = item(amax(index, {}, false, Out{})).to_int64();
-  EMBER_CHECK(lo >= 0 && hi < size, Runtime, op, "(): index ", lo < 0 ? lo : hi, " is out of bounds for dimension ",
-              dim, " with size ", size);
+  if (index.numel() == 0) return;  // an empty index selects nothing, whatever its sizes
   for (int64_t d = 0; d < index.dim(); ++d)
     EMBER_CHECK(d == dim || index.sizes()[d] <= self.sizes()[d], Runtime, op, "(): Size does not match at dimension ",
                 d, " expected index ", sizes_str(index.sizes()), " to be no larger than self ",
                 sizes_str(self.sizes()), " apart from dimension ", dim);
+}
+
+// RuntimeError naming an index outside [0, size) (after a kernel reported one).
+[[noreturn]] void index_out_of_bounds(const Tensor& index, int64_t dim, int64_t size, const char* op) {
+  auto [lo, hi] = aminmax(index, std::nullopt, false);
+  const int64_t l = item(lo).to_int64(), h = item(hi).to_int64();
+  fail(ErrorKind::Runtime, op, "(): index ", l < 0 ? l : h, " is out of bounds for dimension ", dim, " with size ", size);
+}
+
+void check_index(const Tensor& self, int64_t dim, const Tensor& index, const char* op) {
+  check_index_shape(self, dim, index, op);
+  if (index.numel() == 0) return;
+  const int64_t size = self.dim() == 0 ? 1 : self.sizes()[dim];
+  auto [lo, hi] = aminmax(index, std::nullopt, false);
+  if (item(lo).to_int64() < 0 || item(hi).to_int64() >= size) index_out_of_bounds(index, dim, size, op);
 }
 
 // self viewed with index's shape and stride 0 along dim.
@@ -250,10 +262,6 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
   if (idx.dtype() != ScalarType::Int64) idx = to_dtype(idx, ScalarType::Int64, false, false, std::nullopt);
   Tensor src = self.dim() == 0 ? view(self, {1}) : self;
   const int64_t size = src.sizes()[d], n = idx.numel();
-  if (n > 0) {
-    auto [lo, hi] = aminmax(idx, std::nullopt, false);
-    EMBER_CHECK(item(lo).to_int64() >= 0 && item(hi).to_int64() < size, Index, "index out of range in self");
-  }
   Dims shape(src.sizes());
   shape[d] = n;
   Dims along(src.dim());
@@ -266,7 +274,10 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
   kernels::Loop loop = kernels::make_loop({&dst, &spread, &from});
   const int64_t stride = src.strides()[d] * src.itemsize();
   result.storage()->bump_version();
-  visit_dtype(self.dtype(), [&](auto tag) { kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride); });
+  bool ok = visit_dtype(self.dtype(), [&](auto tag) {
+    return kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride, size);
+  });
+  EMBER_CHECK(ok, Index, "index out of range in self");
   return result;
 }
 
@@ -308,15 +319,19 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in, bool spar
   (void)sparse_grad;
   const Tensor index = long_index(index_in, "gather");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  check_index(self, d, index, "gather");
+  check_index_shape(self, d, index, "gather");
   Tensor result = resolve_out(out, index.sizes(), self.dtype(), "gather");
   if (index.numel() == 0) return result;
   Tensor src = restride_for(self, index, d);
   Tensor idx = index;
   kernels::Loop loop = kernels::make_loop({&result, &idx, &src});
   const int64_t stride = self.dim() == 0 ? 0 : self.strides()[d] * self.itemsize();
+  const int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
   result.storage()->bump_version();
-  visit_dtype(self.dtype(), [&](auto tag) { kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride); });
+  bool ok = visit_dtype(self.dtype(), [&](auto tag) {
+    return kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride, size);
+  });
+  if (!ok) index_out_of_bounds(index, d, size, "gather");
   return result;
 }
 
