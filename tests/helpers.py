@@ -175,3 +175,18 @@ def sample_view(base, layout):
     if layout == "expanded":
         return base[0].expand(2, 4)
     raise ValueError(layout)
+
+
+def T(lib, values, name="float32"):
+    """A tensor of values in lib (ember or torch), of dtype name."""
+    return lib.tensor(values, dtype=getattr(lib, name))
+
+
+def each(cases, fn):
+    """Runs fn(*case) for every case; a failure names its case. One test item runs many
+    cases: pytest's per-item overhead is 30x the cost of a check."""
+    for case in cases:
+        try:
+            fn(*case)
+        except (Exception, pytest.fail.Exception) as exc:
+            raise AssertionError(f"case {case}: {exc}") from exc

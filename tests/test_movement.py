@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytest
 
 import ember
-from helpers import assert_same, check, nested, torch
+from helpers import T, assert_same, check, each, nested, torch
 
 # The declared ops this module tests (movement.yaml): test_op_coverage.py.
 TESTED_OPS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
@@ -59,21 +59,8 @@ def make(lib, shape, name="float32", layout="contiguous", seed=0, distinct=False
     return lib.tensor(nested(rand_values(n, name, seed, distinct), list(shape)), dtype=dtype)
 
 
-def T(lib, values, name="float32"):
-    return lib.tensor(values, dtype=getattr(lib, name))
-
-
 def idx(lib, values, name="int64"):
     return lib.tensor(values, dtype=getattr(lib, name))
-
-
-def each(cases, fn):
-    """Runs fn(*case) for every case; a failure names its case."""
-    for case in cases:
-        try:
-            fn(*case)
-        except (Exception, pytest.fail.Exception) as exc:
-            raise AssertionError(f"case {case}: {exc}") from exc
 
 
 SHAPES_2D = [((3, 4), "contiguous"), ((3, 4), "transposed"), ((3, 4), "stepped"), ((2, 3, 4), "contiguous"),

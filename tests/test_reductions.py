@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytest
 
 import ember
-from helpers import DTYPE_NAMES, FLOAT_NAMES, assert_same, check, nested, torch
+from helpers import DTYPE_NAMES, FLOAT_NAMES, T, assert_same, check, each, nested, torch
 
 # The declared ops this module tests (reductions.yaml): test_op_coverage.py.
 TESTED_OPS = {"sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",
@@ -71,10 +71,6 @@ def make(lib, shape, name, layout="contiguous", seed=0):
     return lib.tensor(nested(rand_values(n, name, seed), list(shape)), dtype=dtype)
 
 
-def T(lib, values, name="float32"):
-    return lib.tensor(values, dtype=getattr(lib, name))
-
-
 def vector_norm(lib):
     """torch.linalg.vector_norm; ember declares it as ember.linalg_vector_norm."""
     return lib.linalg.vector_norm if lib is torch else lib.linalg_vector_norm
@@ -94,16 +90,6 @@ def parity(fn, tol=0.0):
             fn(ember)
         return
     assert_same(fn(ember), expected, tol=tol)
-
-
-def each(cases, fn):
-    """Runs fn(*case) for every case; a failure names its case. One test item runs many
-    cases: pytest's per-item overhead is 30x the cost of a check."""
-    for case in cases:
-        try:
-            fn(*case)
-        except (Exception, pytest.fail.Exception) as exc:
-            raise AssertionError(f"case {case}: {exc}") from exc
 
 
 # ------------------------------------------------------------- known ember bugs

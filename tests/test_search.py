@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytest
 
 import ember
-from helpers import check, nested, torch
+from helpers import T, check, each, nested, torch
 
 # The declared ops this module tests (search.yaml): test_op_coverage.py.
 TESTED_OPS = {"_unique", "_unique_consecutive", "searchsorted", "bucketize", "bincount", "histc", "nanmedian",
@@ -45,19 +45,6 @@ def make(lib, shape, name="float32", layout="contiguous", seed=0, nan=False):
     if n == 0:
         return lib.tensor([], dtype=dtype).view(*shape)
     return lib.tensor(nested(vals, list(shape)), dtype=dtype)
-
-
-def T(lib, values, name="float32"):
-    return lib.tensor(values, dtype=getattr(lib, name))
-
-
-def each(cases, fn):
-    """Runs fn(*case) for every case; a failure names its case."""
-    for case in cases:
-        try:
-            fn(*case)
-        except (Exception, pytest.fail.Exception) as exc:
-            raise AssertionError(f"case {case}: {exc}") from exc
 
 
 SHAPES = [((), "contiguous"), ((0,), "contiguous"), ((7,), "contiguous"), ((3, 4), "contiguous"),
