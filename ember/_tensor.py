@@ -40,6 +40,20 @@ class Tensor(_C.TensorBase):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
+    # ---- autograd (the graph and engine are native; see ember/autograd) ----
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulates the gradient of this tensor into the .grad of the leaves that made
+        it (or of `inputs`). gradient may be omitted for a one-element tensor."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed and may return a
+        replacement. Returns a handle whose remove() unregisters it."""
+        return self._register_hook(hook)
+
     def __iter__(self):
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")

@@ -1,4 +1,5 @@
 #include "core/tensor.h"
+#include "autograd/meta.h"
 
 #include <sstream>
 
@@ -17,7 +18,7 @@ TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides
   refresh();
 }
 
-TensorImpl::~TensorImpl() = default;
+TensorImpl::~TensorImpl() = default;  // out of line: AutogradMeta is complete here
 
 void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides) {
   check_in_storage(storage, sizes, strides, offset, ember::itemsize(dtype_));

@@ -9,6 +9,9 @@
 #include "core/storage.h"
 
 namespace ember {
+namespace autograd {
+struct AutogradMeta;
+}
 
 // How a fresh tensor is laid out: like its source when that is dense (Preserve), or
 // row-major (Contiguous).
@@ -48,6 +51,10 @@ class TensorImpl : public RefCounted {
   // Note [One Python object per native object] in csrc/python/tensor.h.
   void* pyobj = nullptr;
 
+  // Autograd's record (csrc/autograd/meta.h): null for tensors that take no part in
+  // autograd, so plain tensors stay small and ops check one pointer.
+  std::unique_ptr<autograd::AutogradMeta> autograd;
+
  private:
   void refresh();  // recompute numel_ and is_contiguous_ after sizes/strides change
 
@@ -57,8 +64,6 @@ class TensorImpl : public RefCounted {
   int64_t numel_ = 1;
   ScalarType dtype_;
   bool is_contiguous_ = true;
-  // Autograd (issue 4) adds its record here as one owning pointer, null for tensors
-  // that need no grad, so plain tensors stay this size.
 };
 
 class Tensor {

@@ -273,7 +273,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
   Tensor from = restride_for(src, spread, d);
   kernels::Loop loop = kernels::make_loop({&dst, &spread, &from});
   const int64_t stride = src.strides()[d] * src.itemsize();
-  result.storage()->bump_version();
+  if (out.tensor.defined()) result.storage()->bump_version();
   bool ok = visit_dtype(self.dtype(), [&](auto tag) {
     return kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride, size);
   });
@@ -327,7 +327,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in, bool spar
   kernels::Loop loop = kernels::make_loop({&result, &idx, &src});
   const int64_t stride = self.dim() == 0 ? 0 : self.strides()[d] * self.itemsize();
   const int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
-  result.storage()->bump_version();
+  if (out.tensor.defined()) result.storage()->bump_version();
   bool ok = visit_dtype(self.dtype(), [&](auto tag) {
     return kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride, size);
   });

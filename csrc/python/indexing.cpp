@@ -2,8 +2,10 @@
 // and masks index through ops::index / index_put_. Ints select before any advanced
 // index is applied, as torch does.
 #include <vector>
+#include "api_decl.h"
+#include "autograd/formulas.h"
+#include "autograd/record.h"
 #include "ops/internal.h"
-#include "ops_decl.h"
 #include "python/arg_parser.h"
 #include "python/errors.h"
 #include "python/objects.h"
@@ -17,14 +19,14 @@ Tensor select_checked(const Tensor& t, int64_t dim, int64_t index) {
   int64_t size = t.sizes()[dim];
   EMBER_CHECK(index >= -size && index < size, Index, "index ", index, " is out of bounds for dimension ", dim,
               " with size ", size);
-  return ops::select(t, dim, index);
+  return api::select(t, dim, index);
 }
 
 Tensor slice_of(const Tensor& t, int64_t dim, PyObject* key) {
   Py_ssize_t start, stop, step;
   if (PySlice_Unpack(key, &start, &stop, &step) < 0) throw PythonError{};
   EMBER_CHECK(step > 0, Value, "step must be greater than zero");
-  return ops::slice(t, dim, start, stop, step);
+  return api::slice(t, dim, start, stop, step);
 }
 
 bool is_index_tensor_like(PyObject* item) {
@@ -115,7 +117,7 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = items[i];
     if (item == Py_None) {
-      r.view = ops::unsqueeze(r.view, dim++);
+      r.view = api::unsqueeze(r.view, dim++);
     } else if (item == Py_Ellipsis) {
       if (!ellipsis_seen) dim += self.dim() - used;
       ellipsis_seen = true;
@@ -158,10 +160,10 @@ PyObject* tensor_getitem(PyObject* self, PyObject* key) {
     if (PyLong_CheckExact(key)) return wrap(select_checked(t, 0, index_int(key)));  // x[0]: the fast path
     Indexed r = apply_index(t, key);
     if (!r.advanced) {
-      if (r.view.is_same(t)) r.view = make_view(t, Dims(t.sizes()), Dims(t.strides()), t.offset());
+      if (r.view.is_same(t)) r.view = api::view(t, t.sizes());
       return wrap(r.view);
     }
-    return wrap(ops::index(r.view, r.indices));
+    return wrap(api::index(r.view, r.indices));
   } catch (...) {
     return set_python_error();
   }
@@ -183,6 +185,11 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
     // Only numbers and tensors can be assigned (torch refuses lists). A number converts
     // like a copy; only integer dtypes check it for overflow.
     const bool number = !is_tensor(value) && (PyLong_Check(value) || PyFloat_Check(value) || is_scalar_like(value));
+    // Assigning a value that requires grad into a tensor that does not: the indexed view
+    // must know its base, whose history the assignment rewrites.
+    const bool record = autograd::grad_enabled() && (autograd::requires_grad(t) ||
+                                                    (is_tensor(value) && autograd::requires_grad(unwrap(value))));
+    if (record) autograd::track_view(r.view, t);
     EMBER_CHECK(number || is_tensor(value), Type, "can't assign a ", Py_TYPE(value)->tp_name, " to a ember.",
                 type_name(t.dtype()), "Tensor");
     Tensor v;
@@ -192,7 +199,11 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
       if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::BFloat16)  // those round to inf
         ops::check_convertible(s, t.dtype(), "__setitem__");
       if (!r.advanced) {  // x[0] = 1: the fast path
-        ops::fill_unchecked(r.view, s);
+        if (record) {
+          api::fill_Scalar_(r.view, s);
+        } else {
+          ops::fill_unchecked(r.view, s);
+        }
         return 0;
       }
       v = ops::scalar_tensor(s, t.dtype());
@@ -201,12 +212,12 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
     }
     if (!r.advanced) {
       while (v.dim() > r.view.dim() && v.sizes()[0] == 1) v = ops::squeeze_dim(v, 0);  // torch drops leading 1s
-      ops::copy_(r.view, v, false);
+      api::copy_(r.view, v, false);
       return 0;
     }
     if (v.dtype() != t.dtype() && (r.python_bools_only || (r.masks_only && v.dim() == 0)))
       v = ops::to_dtype(v, t.dtype(), false, false, std::nullopt);
-    ops::index_put_(r.view, r.indices, v, false);
+    api::index_put_(r.view, r.indices, v, false);
     return 0;
   } catch (...) {
     return set_python_error_int();

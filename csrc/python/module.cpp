@@ -42,8 +42,11 @@ PyObject* f_set_constants(PyObject*, PyObject* args) {
 
 PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const Param params[] = {{"dtype", PType::DType, true, true, true, false},
-                                 {"device", PType::Device, true, true, true, false}};
-  static const Signature sig{"tensor", "tensor(data, *, dtype=None, device=None)", params, 2};
+                                 {"device", PType::Device, true, true, true, false},
+                                 {"requires_grad", PType::Bool, false, true, true, false},
+                                 {"pin_memory", PType::Bool, false, true, true, false}};
+  static const Signature sig{"tensor", "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False)",
+                             params, 4};
   try {
     if (nargs != 1) {
       PyErr_Format(PyExc_TypeError, "tensor() takes 1 positional argument but %zd were given", nargs);
@@ -53,7 +56,7 @@ PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
     Args a;
     if (parse_args(&sig, 1, args + 1, 0, kwnames, a) < 0) return nullptr;
     a.check_device(1);
-    return wrap(tensor_from_data(args[0], a.dtype_opt(0)));
+    return wrap(with_requires_grad(tensor_from_data(args[0], a.dtype_opt(0)), a.to_bool(2, false)));
   } catch (...) {
     return set_python_error();
   }
@@ -166,7 +169,7 @@ PyMethodDef module_functions[] = {
     {"_release_cached_blocks", f_release_cached_blocks, METH_NOARGS,
      "Returns the allocator's cache of large freed blocks to the system."},
     {"tensor", EMBER_FASTCALL(f_tensor), METH_FASTCALL | METH_KEYWORDS,
-     "tensor(data, *, dtype=None, device=None) -> Tensor\n\nA new tensor holding a copy of data (nested "
+     "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor\n\nA new tensor holding a copy of data (nested "
      "sequences of numbers, a tensor, or a numpy array). The dtype is inferred as torch does: bool, int64, or the "
      "default float dtype.\n>>> ember.tensor([[1, 2], [3, 4]]).dtype\nember.int64"},
     {"get_num_threads", f_get_num_threads, METH_NOARGS, "The number of threads used for intra-op parallelism."},
@@ -201,7 +204,7 @@ PyMODINIT_FUNC PyInit__C() {
   if (!module) return nullptr;
   try {
     for (auto init : {init_dtypes, init_tensor_type, init_storage_type, init_generator_type, init_module_functions,
-                      init_linalg})
+                      init_linalg, init_autograd})
       init(module);
   } catch (...) {
     Py_DECREF(module);

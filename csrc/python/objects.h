@@ -11,6 +11,10 @@
 #include "core/storage.h"
 #include "core/tensor.h"
 
+namespace ember::autograd {
+class Node;
+}
+
 namespace ember::python {
 
 // Note [One Python object per native object]
@@ -74,6 +78,14 @@ extern PyObject* g_cpu_device;
 
 // PyType_Ready, then module.<name> = type; throws PythonError on failure.
 void add_type(PyObject* module, PyTypeObject& type, const char* name);
+
+// Autograd (csrc/python/autograd.cpp): a grad_fn as a Python object (None for null),
+// the requires_grad= keyword of factories, and the tensor's autograd attributes.
+PyObject* wrap_node(autograd::Node* node);
+Tensor with_requires_grad(Tensor t, bool flag);
+extern PyGetSetDef tensor_autograd_getset[];
+extern PyMethodDef tensor_autograd_methods[];
+void init_autograd(PyObject* module);
 
 void init_tensor_type(PyObject* module);
 void init_tensor_constructors(PyObject* module);

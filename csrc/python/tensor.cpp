@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 #include "ops/internal.h"
-#include "ops_decl.h"
+#include "api_decl.h"
 #include <cstring>
 #include <map>
 #include <string>
@@ -153,7 +153,7 @@ PyObject* get_T(PyObject* self, void*) {
     const Tensor& t = self_of(self);
     Dims order(t.dim());
     for (int64_t i = 0; i < t.dim(); ++i) order[i] = t.dim() - 1 - i;
-    return wrap(ops::permute(t, order));
+    return wrap(api::permute(t, order));
   } catch (...) {
     return set_python_error();
   }
@@ -164,13 +164,13 @@ PyObject* get_mT(PyObject* self, void*) {
     const Tensor& t = self_of(self);
     EMBER_CHECK(t.dim() >= 2, Runtime, "tensor.mT is only supported on matrices or batches of matrices. Got ",
                 t.dim(), "-D tensor.");
-    return wrap(ops::transpose(t, -2, -1));
+    return wrap(api::transpose(t, -2, -1));
   } catch (...) {
     return set_python_error();
   }
 }
 
-// .data: a new tensor over the same memory (autograd, issue 4, will detach it).
+// .data: a new tensor over the same memory, without autograd history.
 PyObject* get_data(PyObject* self, void*) {
   try {
     const Tensor& t = self_of(self);
@@ -457,6 +457,7 @@ std::vector<PyMethodDef>& all_methods() {
 void init_tensor_type(PyObject* module) {
   std::vector<PyMethodDef>& methods = all_methods();
   for (PyMethodDef* m = tensor_methods; m->ml_name; ++m) methods.push_back(*m);
+  for (PyMethodDef* m = tensor_autograd_methods; m->ml_name; ++m) methods.push_back(*m);
   for (PyMethodDef* table : kGeneratedMethods)
     for (PyMethodDef* m = table; m->ml_name; ++m) methods.push_back(*m);
   methods.push_back({nullptr, nullptr, 0, nullptr});
@@ -477,7 +478,11 @@ void init_tensor_type(PyObject* module) {
   t.tp_dealloc = tensor_dealloc;
   t.tp_new = tensor_tp_new;
   t.tp_methods = methods.data();
-  t.tp_getset = tensor_getset;
+  static std::vector<PyGetSetDef> getset;
+  for (PyGetSetDef* g = tensor_getset; g->name; ++g) getset.push_back(*g);
+  for (PyGetSetDef* g = tensor_autograd_getset; g->name; ++g) getset.push_back(*g);
+  getset.push_back({nullptr, nullptr, nullptr, nullptr, nullptr});
+  t.tp_getset = getset.data();
   t.tp_as_number = &tensor_as_number;
   t.tp_as_mapping = &tensor_as_mapping;
   add_type(module, t, "TensorBase");

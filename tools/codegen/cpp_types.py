@@ -37,8 +37,13 @@ def cpp_return_type(returns: tuple[Type, ...]) -> str:
     return {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar", "ScalarType": "ScalarType"}[t.base]
 
 
+# A factory's `bool requires_grad=False` is applied by the binding to the result: ops
+# never see it.
+BINDING_ONLY_ARGS = {"requires_grad"}
+
+
 def cpp_args(op: Op) -> list[Argument]:
-    return [a for a in op.schema.arguments if a.type.base not in PYTHON_ONLY]
+    return [a for a in op.schema.arguments if a.type.base not in PYTHON_ONLY and a.name not in BINDING_ONLY_ARGS]
 
 
 def cpp_signature(op: Op, defaults: bool = True) -> str:

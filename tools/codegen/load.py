@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from .model import DTYPE_SETS, ELEMENTWISE, OPERATORS, PROMOTE, DeclarationError, DType, Loc, Model, Op
+from .model import DTYPE_SETS, ELEMENTWISE, OPERATORS, PROMOTE, DeclarationError, Derivative, DType, Loc, Model, Op
 from .schema import SchemaError, parse_schema
 
 OP_KEYS = {"func", "variants", "kernel", "doc", "aliases", "numbers", "operators", "promote", "dtypes", "manual"}
@@ -119,6 +119,34 @@ def _elementwise_fields(e: dict, op: Op) -> Op:
                    manual=bool(e.get("manual", False)))
 
 
+def load_derivatives(path: Path, root: Path, ops: tuple[Op, ...]) -> tuple[Derivative, ...]:
+    """Each entry names a declared op and gives a formula per differentiable argument."""
+    by_name = {op.schema.full_name: op for op in ops}
+    out, seen = [], {}
+    for e in _read(path):
+        loc = Loc(str(path.relative_to(root)), e["__line__"])
+        name = e.get("name")
+        if name not in by_name:
+            raise DeclarationError(loc, f"derivative for '{name}', which is not a declared op")
+        if name in seen:
+            raise DeclarationError(loc, f"{name} already has its derivative at {seen[name]}")
+        seen[name] = loc
+        op = by_name[name]
+        tensors = {a.name for a in op.schema.arguments if a.type.base == "Tensor"}
+        differentiable = e.get("differentiable", True)
+        formulas = tuple((k, str(v).strip()) for k, v in e.items()
+                         if k not in ("name", "differentiable", "node", "__line__"))
+        for arg, _ in formulas:
+            if arg not in tensors:
+                raise DeclarationError(loc, f"'{arg}' is not a Tensor argument of {op.schema}")
+        if differentiable and not formulas:
+            raise DeclarationError(loc, f"{name}: give a formula per differentiable input, or differentiable: false")
+        out.append(Derivative(name, formulas, bool(differentiable), loc, e.get("node")))
+    return tuple(out)
+
+
 def load(root: Path) -> Model:
     decl = root / "declarations"
-    return Model(dtypes=load_dtypes(decl / "dtypes.yaml", root), ops=load_ops(decl / "ops", root))
+    ops = load_ops(decl / "ops", root)
+    return Model(dtypes=load_dtypes(decl / "dtypes.yaml", root), ops=ops,
+                 derivatives=load_derivatives(decl / "derivatives.yaml", root, ops))

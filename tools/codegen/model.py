@@ -220,7 +220,22 @@ class PyBinding:
 
 
 @dataclass(frozen=True)
+class Derivative:
+    """One entry of declarations/derivatives.yaml: the backward formula of each
+    differentiable input of op `name` (a C++ expression over the autograd-aware API, see
+    csrc/autograd/formulas.h), or differentiable=False for ops whose results never
+    require grad (zeros_like, rand_like)."""
+
+    name: str                             # the op's full name: mul.Tensor
+    formulas: tuple[tuple[str, str], ...]  # (argument, expression)
+    differentiable: bool
+    loc: Loc
+    node: Optional[str] = None            # the grad_fn's name when torch's differs from the default
+
+
+@dataclass(frozen=True)
 class Model:
     dtypes: tuple[DType, ...]
     ops: tuple[Op, ...]
     bindings: tuple[PyBinding, ...] = field(default=())
+    derivatives: tuple[Derivative, ...] = field(default=())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import emit_dtypes, emit_elementwise, emit_kernels, emit_ops_header, emit_python, emit_pyi, passes
+from . import emit_autograd, emit_dtypes, emit_elementwise, emit_kernels, emit_ops_header, emit_python, emit_pyi, passes
 from .load import load
 
-EMITTERS = (emit_dtypes, emit_elementwise, emit_kernels, emit_ops_header, emit_python)
+EMITTERS = (emit_autograd, emit_dtypes, emit_elementwise, emit_kernels, emit_ops_header, emit_python)
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,0 +1,615 @@
+// The helpers of the backward formulas (see formulas.h). Everything here is written
+// with ember::api so that it records when run under create_graph.
+#include "autograd/formulas.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include "autograd/record.h"
+#include "ops/internal.h"
+
+namespace ember::api {
+namespace {
+
+const Scalar kOne(int64_t(1));
+
+std::vector<int64_t> reduced_dims(IntList sizes, std::optional<IntList> dim) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> dims;
+  if (!dim || dim->empty()) {
+    for (int64_t d = 0; d < n; ++d) dims.push_back(d);
+  } else {
+    for (int64_t d : *dim) dims.push_back(wrap_dim(d, n));
+  }
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  return dims;
+}
+
+Tensor positions(IntList sizes) {  // arange(numel).view(sizes): where each element sits
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return ops::view(ops::arange(Scalar(n), ScalarType::Int64), sizes);
+}
+
+// Zeros of `sizes` plus grad added at the flat positions idx (idx shaped like grad).
+Tensor scatter_flat(const Tensor& grad, IntList sizes, const Tensor& idx) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  Tensor flat = index_add(zeros_of(IntList{n}, grad.dtype()), 0, ops::reshape(idx, IntList{-1}),
+                          reshape(grad, IntList{-1}), kOne);
+  return view(flat, sizes);
+}
+
+Tensor as_dtype(const Tensor& t, ScalarType dt) {
+  return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt);
+}
+
+}  // namespace
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add_Tensor(a, b, kOne); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub_Tensor(a, b, kOne); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul_Tensor(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div_Tensor(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator*(const Tensor& a, double s) { return mul_Tensor(a, scalar(s, a)); }
+Tensor operator*(double s, const Tensor& a) { return mul_Tensor(a, scalar(s, a)); }
+Tensor operator/(const Tensor& a, double s) { return div_Tensor(a, scalar(s, a)); }
+Tensor operator+(const Tensor& a, double s) { return add_Tensor(a, scalar(s, a), kOne); }
+Tensor operator-(const Tensor& a, double s) { return sub_Tensor(a, scalar(s, a), kOne); }
+Tensor operator-(double s, const Tensor& a) { return sub_Tensor(scalar(s, a), a, kOne); }
+Tensor operator*(const Tensor& a, const Scalar& s) {
+  if (!s.is_floating() && !s.is_bool() && s.to_int64() == 1) return a;
+  return mul_Tensor(a, ops::wrapped_number(s));
+}
+Tensor operator/(const Tensor& a, const Scalar& s) { return div_Tensor(a, ops::wrapped_number(s)); }
+
+Tensor scalar(double v, const Tensor& like) {
+  return ops::scalar_tensor(Scalar(v), is_floating(like.dtype()) ? like.dtype() : ScalarType::Float32);
+}
+Tensor zeros_of(IntList sizes, ScalarType dtype) { return ops::zeros(sizes, dtype); }
+Tensor zero_grad_like(const Tensor& grad) { return ops::zeros_like(grad, std::nullopt, std::nullopt); }
+Tensor masked_grad(const Tensor& grad, const Tensor& mask) {
+  return where_self(mask, grad, scalar(0.0, grad));
+}
+Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+
+// ---- broadcasting and reductions ----
+
+Tensor sum_to(const Tensor& grad, IntList shape) {
+  const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1 && grad.sizes()[lead + i] != 1) dims.push_back(lead + static_cast<int64_t>(i));
+  if (dims.empty()) return grad.sizes() == shape ? grad : reshape(grad, shape);
+  Tensor s = sum_dim_IntList(grad, IntList(dims), true, std::nullopt);
+  return reshape(s, shape);
+}
+
+Tensor unsqueeze_reduced(const Tensor& t, IntList sizes, std::optional<IntList> dim, bool keepdim) {
+  if (keepdim || sizes.empty()) return t;
+  Tensor r = t;
+  for (int64_t d : reduced_dims(sizes, dim)) r = unsqueeze(r, d);
+  return r;
+}
+
+Tensor expand_reduced(const Tensor& grad, IntList sizes, std::optional<IntList> dim, bool keepdim) {
+  return expand(unsqueeze_reduced(grad, sizes, dim, keepdim), sizes, false);
+}
+
+int64_t reduced_numel(IntList sizes, std::optional<IntList> dim) {
+  int64_t n = 1;
+  for (int64_t d : reduced_dims(sizes, dim)) n *= sizes[d];
+  return n;
+}
+
+Tensor nanmean_backward(const Tensor& grad, const Tensor& self, std::optional<IntList> dim, bool keepdim) {
+  Tensor keep = as_dtype(logical_not(isnan(self)), grad.dtype());
+  Tensor count = sum_dim_IntList(keep, dim, true, std::nullopt);
+  return expand_reduced(grad, self.sizes(), dim, keepdim) * keep / count;
+}
+
+namespace {
+// For each element, the product of the others along dim (exact with zeros).
+Tensor product_of_others(const Tensor& x, int64_t d) {
+  const int64_t n = x.sizes()[d];
+  if (n <= 1) return ones_like(x, std::nullopt, std::nullopt);
+  Tensor ones = ones_like(narrow(x, d, 0, 1), std::nullopt, std::nullopt);
+  Tensor left = cat({ones, cumprod(narrow(x, d, 0, n - 1), d, std::nullopt)}, d);
+  Tensor xr = flip(x, IntList{d});
+  Tensor right = flip(cat({ones, cumprod(narrow(xr, d, 0, n - 1), d, std::nullopt)}, d), IntList{d});
+  return left * right;
+}
+}  // namespace
+
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor&, std::optional<IntList> dim, bool keepdim) {
+  if (self.dim() == 0) return grad;
+  if (!dim) {
+    Tensor flat = reshape(self, IntList{-1});
+    return reshape(grad * product_of_others(flat, 0), self.sizes());
+  }
+  const int64_t d = wrap_dim((*dim)[0], self.dim());
+  return expand_reduced(grad, self.sizes(), dim, keepdim) * product_of_others(self, d);
+}
+
+Tensor extremum_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<IntList> dim,
+                         bool keepdim) {
+  Tensor r = unsqueeze_reduced(result, self.sizes(), dim, keepdim);
+  Tensor mask = as_dtype(eq_Tensor(self, r), grad.dtype());
+  Tensor count = sum_dim_IntList(mask, dim ? dim : std::optional<IntList>(), true, std::nullopt);
+  return expand_reduced(grad, self.sizes(), dim, keepdim) * mask / count;
+}
+
+Tensor aminmax_backward(const Tensor& gmin, const Tensor& gmax, const Tensor& self, const Tensor& min,
+                        const Tensor& max, std::optional<int64_t> dim, bool keepdim) {
+  std::vector<int64_t> d;
+  if (dim) d.push_back(*dim);
+  std::optional<IntList> dims = dim ? std::optional<IntList>(IntList(d)) : std::nullopt;
+  return extremum_backward(gmin, self, min, dims, keepdim) + extremum_backward(gmax, self, max, dims, keepdim);
+}
+
+Tensor index_backward_dim(const Tensor& grad, IntList sizes, int64_t dim, const Tensor& indices, bool keepdim) {
+  if (sizes.empty()) return reshape(grad, sizes);
+  const int64_t d = wrap_dim(dim, static_cast<int64_t>(sizes.size()));
+  Tensor g = keepdim ? grad : unsqueeze(grad, d);
+  Tensor idx = keepdim ? indices : ops::unsqueeze(indices, d);
+  return scatter_add(zeros_of(sizes, grad.dtype()), d, idx, g);
+}
+
+Tensor var_backward(const Tensor& grad, const Tensor& self, std::optional<IntList> dim, double correction,
+                    bool keepdim) {
+  const double n = static_cast<double>(reduced_numel(self.sizes(), dim));
+  Tensor mean = mean_dim(self, dim, true, std::nullopt);
+  return expand_reduced(grad, self.sizes(), dim, keepdim) * (self - mean) * (2.0 / (n - correction));
+}
+
+Tensor std_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<IntList> dim,
+                    double correction, bool keepdim) {
+  Tensor g = masked_fill_Scalar(grad / (result * 2.0), eq_Tensor(result, scalar(0.0, result)), Scalar(0.0));
+  return var_backward(g, self, dim, correction, keepdim);
+}
+
+Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntList dim, bool keepdim) {
+  std::optional<IntList> d(dim);
+  return unsqueeze_reduced(grad, self.sizes(), d, keepdim) * exp(self - unsqueeze_reduced(result, self.sizes(), d, keepdim));
+}
+
+Tensor norm_backward(const Tensor& grad, const Tensor& self, const Tensor& result, const Scalar& ord,
+                     std::optional<IntList> dim, bool keepdim) {
+  const double p = ord.to_double();
+  Tensor g = unsqueeze_reduced(grad, self.sizes(), dim, keepdim);
+  Tensor r = unsqueeze_reduced(result, self.sizes(), dim, keepdim);
+  Tensor zero = scalar(0.0, g);
+  if (p == 0.0) return zero_grad_like(self);
+  if (p == 1.0) return sign(self) * g;
+  if (std::isinf(p)) {
+    Tensor mask = as_dtype(eq_Tensor(abs(self), r), g.dtype());
+    Tensor count = sum_dim_IntList(mask, dim, true, std::nullopt);
+    return sign(self) * g * mask / count;
+  }
+  Tensor scale;
+  if (p == 2.0) {
+    scale = g / r;
+  } else {
+    scale = g * pow_Tensor(abs(self), scalar(p - 2.0, self)) / pow_Tensor(r, scalar(p - 1.0, r));
+  }
+  Tensor out = self * scale;
+  return masked_fill_Scalar(out, eq_Tensor(r, zero), Scalar(0.0));
+}
+
+Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result) {
+  if (self.dim() == 0) return grad;
+  const int64_t d = wrap_dim(dim, self.dim());
+  auto revcumsum = [&](const Tensor& t) { return flip(cumsum(flip(t, IntList{d}), d, std::nullopt), IntList{d}); };
+  Tensor is_zero = eq_Tensor(self, scalar(0.0, self));
+  Tensor count = cumsum(is_zero, d, ScalarType::Int64);  // zeros up to and including each position
+  Tensor none_yet = eq_Tensor(count, ops::scalar_tensor(Scalar(int64_t(0)), ScalarType::Int64));
+  Tensor one = scalar(1.0, self);
+  // Before the first zero: sum_{j>=i} g_j r_j / x_i.
+  Tensor simple = revcumsum(grad * result) / where_self(is_zero, one, self);
+  if (!ops::item(ops::any(is_zero, std::nullopt, false)).to_bool()) return simple;
+  // At the first zero: sum_{j>=i} g_j * (the product up to j with that zero taken as 1).
+  Tensor first = logical_and(is_zero, eq_Tensor(count, ops::scalar_tensor(Scalar(int64_t(1)), ScalarType::Int64)));
+  Tensor c = cumprod(where_self(first, one, self), d, std::nullopt);
+  Tensor at_first = sum_dim_IntList(masked_grad(grad * c, logical_not(none_yet)), IntList{d}, true, std::nullopt);
+  Tensor zero = scalar(0.0, self);
+  return where_self(none_yet, simple, where_self(first, expand(at_first, self.sizes(), false), zero));
+}
+
+Tensor cummaxmin_backward(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t dim) {
+  if (self.dim() == 0) return grad;
+  return scatter_add(zeros_of(self.sizes(), grad.dtype()), wrap_dim(dim, self.dim()), indices, grad);
+}
+
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim) {
+  if (self.dim() == 0) return grad;
+  const int64_t d = wrap_dim(dim, self.dim());
+  auto rev_lcse = [&](const Tensor& t) { return flip(logcumsumexp(flip(t, IntList{d}), d), IntList{d}); };
+  Tensor pos = exp(rev_lcse(log(relu(grad)) - result) + self);
+  Tensor neg_ = exp(rev_lcse(log(relu(-grad)) - result) + self);
+  return pos - neg_;
+}
+
+// ---- views ----
+
+Tensor permute_backward(const Tensor& grad, IntList dims) {
+  const int64_t n = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> inv(n);
+  for (int64_t i = 0; i < n; ++i) inv[wrap_dim(dims[i], n)] = i;
+  return permute(grad, IntList(inv));
+}
+
+Tensor narrow_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t start, int64_t length) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  const int64_t d = wrap_dim(dim, n);
+  if (start < 0) start += sizes[d];
+  return scatter_flat(grad, sizes, ops::narrow(positions(sizes), d, start, length));
+}
+
+Tensor select_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t index) {
+  return scatter_flat(grad, sizes, ops::select(positions(sizes), dim, index));
+}
+
+Tensor slice_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  return scatter_flat(grad, sizes, ops::slice(positions(sizes), dim, start, stop, step));
+}
+
+Tensor unfold_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t size, int64_t step) {
+  return scatter_flat(grad, sizes, ops::unfold(positions(sizes), dim, size, step));
+}
+
+Tensor diagonal_backward(const Tensor& grad, IntList sizes, int64_t offset, int64_t dim1, int64_t dim2) {
+  return scatter_flat(grad, sizes, ops::diagonal(positions(sizes), offset, dim1, dim2));
+}
+
+Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntList size, IntList stride,
+                           std::optional<int64_t> storage_offset) {
+  // Work in self's storage coordinates, from the smaller of the two offsets.
+  const int64_t view_offset = storage_offset.value_or(self.offset());
+  const int64_t base = std::min(view_offset, self.offset());
+  auto extent = [](IntList sz, IntList st, int64_t off) {
+    int64_t e = off + 1;
+    for (size_t i = 0; i < sz.size(); ++i) {
+      if (sz[i] == 0) return int64_t(0);
+      e += (sz[i] - 1) * st[i];
+    }
+    return e;
+  };
+  const int64_t n = std::max(extent(size, stride, view_offset - base), extent(self.sizes(), self.strides(), self.offset() - base));
+  Tensor storage = ops::arange(Scalar(std::max<int64_t>(n, 1)), ScalarType::Int64);
+  Tensor view_pos = ops::as_strided(storage, size, stride, view_offset - base);
+  Tensor self_pos = ops::as_strided(storage, self.sizes(), self.strides(), self.offset() - base);
+  Tensor flat = scatter_flat(grad, IntList{std::max<int64_t>(n, 1)}, view_pos);
+  return reshape(index_select(flat, 0, ops::reshape(self_pos, IntList{-1})), self.sizes());
+}
+
+Tensor cat_pieces(const std::vector<Tensor>& grads, IntList sizes, int64_t dim) {
+  return cat(grads, wrap_dim(dim, static_cast<int64_t>(sizes.size())));
+}
+
+// ---- joining and data movement ----
+
+std::vector<Tensor> split_like(const Tensor& grad, const std::vector<Dims>& sizes, int64_t dim) {
+  const int64_t d = wrap_dim(dim, grad.dim());
+  std::vector<Tensor> out;
+  int64_t pos = 0;
+  for (const Dims& s : sizes) {
+    if (s.size() == 1 && s[0] == 0 && grad.dim() != 1) {  // legacy empty tensors cat skips
+      out.push_back(zeros_of(s, grad.dtype()));
+      continue;
+    }
+    const int64_t len = s.size() == 0 ? 1 : s[static_cast<size_t>(std::min<int64_t>(d, s.size() - 1))];
+    out.push_back(reshape(narrow(grad, d, pos, len), s));
+    pos += len;
+  }
+  return out;
+}
+
+std::vector<Tensor> vstack_grad(const Tensor& grad, const std::vector<Dims>& sizes) {
+  std::vector<Tensor> out;
+  int64_t pos = 0;
+  for (const Dims& s : sizes) {
+    const int64_t len = s.size() >= 2 ? s[0] : 1;
+    out.push_back(reshape(narrow(grad, 0, pos, len), s));
+    pos += len;
+  }
+  return out;
+}
+
+std::vector<Tensor> dstack_grad(const Tensor& grad, const std::vector<Dims>& sizes) {
+  std::vector<Tensor> out;
+  int64_t pos = 0;
+  for (const Dims& s : sizes) {
+    const int64_t len = s.size() >= 3 ? s[2] : 1;
+    out.push_back(reshape(narrow(grad, 2, pos, len), s));
+    pos += len;
+  }
+  return out;
+}
+
+Tensor roll_backward(const Tensor& grad, IntList shifts, IntList dims) {
+  std::vector<int64_t> neg_shifts;
+  for (int64_t s : shifts) neg_shifts.push_back(-s);
+  return roll(grad, IntList(neg_shifts), dims);
+}
+
+Tensor repeat_backward(const Tensor& grad, IntList sizes, IntList repeats) {
+  const size_t lead = repeats.size() - sizes.size();
+  std::vector<int64_t> shape, sum_dims;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    const int64_t s = i < lead ? 1 : sizes[i - lead];
+    sum_dims.push_back(static_cast<int64_t>(shape.size()));
+    shape.push_back(repeats[i]);
+    shape.push_back(s);
+  }
+  for (int64_t s : shape)
+    if (s == 0) return zeros_of(sizes, grad.dtype());
+  Tensor g = reshape(grad, IntList(shape));
+  return reshape(sum_dim_IntList(g, IntList(sum_dims), false, std::nullopt), sizes);
+}
+
+Tensor tile_backward(const Tensor& grad, IntList sizes, IntList reps) {
+  std::vector<int64_t> r(reps.begin(), reps.end());
+  while (r.size() < sizes.size()) r.insert(r.begin(), 1);
+  return repeat_backward(grad, sizes, IntList(r));
+}
+
+Tensor masked_select_backward(const Tensor& grad, IntList sizes, const Tensor& mask) {
+  // the result came from self and mask broadcast together
+  const size_t n = std::max(sizes.size(), static_cast<size_t>(mask.dim()));
+  std::vector<int64_t> shape(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = i + sizes.size() >= n ? sizes[i + sizes.size() - n] : 1;
+    const int64_t b = i + mask.dim() >= n ? mask.sizes()[i + mask.dim() - n] : 1;
+    shape[i] = a == 1 ? b : a;
+  }
+  return masked_scatter(zeros_of(IntList(shape), grad.dtype()), ops::expand(mask, IntList(shape), false), grad);
+}
+
+Tensor take_backward(const Tensor& grad, IntList sizes, const Tensor& index) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  Tensor idx = ops::reshape(index, IntList{-1});
+  Tensor wrapped = ops::where_self(ops::lt_Tensor(idx, ops::scalar_tensor(Scalar(int64_t(0)), ScalarType::Int64)),
+                                   ops::add_Tensor(idx, ops::scalar_tensor(Scalar(n), ScalarType::Int64), kOne), idx);
+  return scatter_flat(reshape(grad, IntList{-1}), sizes, wrapped);
+}
+
+Tensor index_select_like(const Tensor& grad, int64_t dim, const Tensor& index, IntList source_sizes) {
+  Tensor g = index_select(grad, dim, ops::reshape(index, IntList{-1}));
+  return source_sizes.empty() || g.dim() == static_cast<int64_t>(source_sizes.size()) ? g : reshape(g, source_sizes);
+}
+
+Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntList source_sizes) {
+  int64_t n = 1;
+  for (int64_t s : source_sizes) n *= s;
+  Tensor taken = masked_select(grad, mask);
+  const int64_t k = taken.numel();
+  if (k < n) taken = cat({taken, zeros_of(IntList{n - k}, grad.dtype())}, 0);
+  return reshape(taken, source_sizes);
+}
+
+Tensor diag_backward(const Tensor& grad, IntList sizes, int64_t diagonal_) {
+  if (sizes.size() == 1) return diagonal(grad, diagonal_, 0, 1);
+  return diagonal_backward(grad, sizes, diagonal_, 0, 1);
+}
+
+Tensor trace_backward(const Tensor& grad, IntList sizes) {
+  Tensor eye = ops::eye_m(sizes[0], sizes[1], grad.dtype());
+  return expand(grad, sizes, false) * eye;
+}
+
+Tensor repeat_interleave_backward(const Tensor& grad, IntList sizes, int64_t repeats, std::optional<int64_t> dim) {
+  if (!dim) {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return reshape(sum_dim_IntList(reshape(grad, IntList{n, repeats}), IntList{1}, false, std::nullopt), sizes);
+  }
+  const int64_t d = wrap_dim(*dim, static_cast<int64_t>(sizes.size()));
+  std::vector<int64_t> shape(sizes.begin(), sizes.end());
+  shape.insert(shape.begin() + d + 1, repeats);
+  return sum_dim_IntList(reshape(grad, IntList(shape)), IntList{d + 1}, false, std::nullopt);
+}
+
+// ---- pointwise ----
+
+Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps) {
+  Tensor g = grad / (self * (1.0 - self));
+  if (eps) {
+    Tensor out = logical_or(lt_Tensor(self, scalar(*eps, self)), gt_Tensor(self, scalar(1.0 - *eps, self)));
+    return masked_fill_Scalar(g, out, Scalar(0.0));
+  }
+  Tensor out = logical_or(lt_Tensor(self, scalar(0.0, self)), gt_Tensor(self, scalar(1.0, self)));
+  return masked_fill_Scalar(g, out, Scalar(std::numeric_limits<double>::quiet_NaN()));
+}
+
+Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& other) {
+  return -grad * self / (other * other);
+}
+
+Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  Tensor e = as_dtype(exponent, grad.dtype());
+  Tensor g = grad * e * pow_Tensor(self, e - 1.0);
+  return masked_fill_Scalar(g, eq_Tensor(e, scalar(0.0, e)), Scalar(0.0));
+}
+
+Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result) {
+  Tensor s = as_dtype(self, grad.dtype());
+  Tensor g = grad * result * log(s);
+  Tensor zero_base = logical_and(eq_Tensor(s, scalar(0.0, s)), ge_Tensor(exponent, scalar(0.0, s)));
+  return masked_fill_Scalar(g, zero_base, Scalar(0.0));
+}
+
+Tensor copysign_grad(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  Tensor ratio = masked_fill_Scalar(result / self, eq_Tensor(self, scalar(0.0, self)), Scalar(0.0));
+  return grad * ratio;
+}
+
+Tensor xlogy_self_grad(const Tensor& grad, const Tensor& self, const Tensor& other) {
+  Tensor g = xlogy(grad, other);
+  Tensor zero = logical_and(eq_Tensor(self, scalar(0.0, self)), le_Tensor(other, scalar(0.0, other)));
+  return masked_fill_Scalar(g, zero, Scalar(0.0));
+}
+
+Tensor maximum_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_max, bool for_self) {
+  Tensor half = where_self(eq_Tensor(self, other), grad / 2.0, grad);
+  // for max: self loses where self < other; other loses where self > other
+  const bool self_smaller = is_max == for_self;
+  Tensor lose = self_smaller ? lt_Tensor(self, other) : gt_Tensor(self, other);
+  return masked_fill_Scalar(half, lose, Scalar(0.0));
+}
+
+Tensor fmax_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_max, bool for_self) {
+  Tensor wins = logical_or(is_max ? ge_Tensor(self, other) : le_Tensor(self, other), isnan(other));
+  return masked_fill_Scalar(grad, for_self ? logical_not(wins) : wins, Scalar(0.0));
+}
+
+Tensor clamp_grad(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
+                  const std::optional<Scalar>& max) {
+  Tensor keep;
+  if (min) keep = ge_Tensor(self, ops::wrapped_number(*min));
+  if (max) {
+    Tensor below = le_Tensor(self, ops::wrapped_number(*max));
+    keep = keep.defined() ? logical_and(keep, below) : below;
+  }
+  return keep.defined() ? masked_grad(grad, keep) : grad;
+}
+
+Tensor clamp_tensor_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max, int which) {
+  if (which == 0) {
+    Tensor keep;
+    if (min.defined()) keep = ge_Tensor(self, min);
+    if (max.defined()) {
+      Tensor below = le_Tensor(self, max);
+      keep = keep.defined() ? logical_and(keep, below) : below;
+    }
+    return keep.defined() ? masked_grad(grad, keep) : grad;
+  }
+  if (which == 1) {
+    Tensor m = lt_Tensor(self, min);
+    if (max.defined()) m = logical_and(m, lt_Tensor(min, max));
+    return masked_grad(grad, m);
+  }
+  Tensor m = gt_Tensor(self, max);
+  if (min.defined()) m = logical_or(m, lt_Tensor(max, min));
+  return masked_grad(grad, m);
+}
+
+Tensor where_grad(const Tensor& condition, const Tensor& grad, bool take_true) {
+  Tensor zero = scalar(0.0, grad);
+  return take_true ? where_self(condition, grad, zero) : where_self(condition, zero, grad);
+}
+
+// ---- linear algebra ----
+
+Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which) {
+  if (which >= 2) {  // inner(): contraction over the last dims
+    if (self.dim() == 0 || other.dim() == 0) return which == 2 ? grad * other : grad * self;
+    const int64_t k = self.sizes()[self.dim() - 1];
+    Tensor a = reshape(self, IntList{-1, k}), b = reshape(other, IntList{-1, k});
+    Tensor g = reshape(grad, IntList{a.sizes()[0], b.sizes()[0]});
+    return which == 2 ? reshape(mm(g, b), self.sizes()) : reshape(mm(mT(g), a), other.sizes());
+  }
+  const int64_t da = self.dim(), db = other.dim();
+  if (da == 1 && db == 1) return which == 0 ? grad * other : grad * self;
+  if (da == 1) {
+    if (which == 0) return squeeze_dim(matmul(unsqueeze(grad, -2), mT(other)), -2);
+    return matmul(unsqueeze(self, -1), unsqueeze(grad, -2));
+  }
+  if (db == 1) {
+    if (which == 0) return matmul(unsqueeze(grad, -1), unsqueeze(other, -2));
+    return squeeze_dim(matmul(mT(self), unsqueeze(grad, -1)), -1);
+  }
+  return which == 0 ? matmul(grad, mT(other)) : matmul(mT(self), grad);
+}
+
+Tensor kron_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which) {
+  const int64_t n = std::max(self.dim(), other.dim());
+  std::vector<int64_t> as(n, 1), bs(n, 1), g_shape, a_shape, b_shape, a_dims, b_dims;
+  for (int64_t i = 0; i < self.dim(); ++i) as[n - self.dim() + i] = self.sizes()[i];
+  for (int64_t i = 0; i < other.dim(); ++i) bs[n - other.dim() + i] = other.sizes()[i];
+  for (int64_t i = 0; i < n; ++i) {
+    g_shape.push_back(as[i]);
+    g_shape.push_back(bs[i]);
+    a_shape.push_back(as[i]);
+    a_shape.push_back(1);
+    b_shape.push_back(1);
+    b_shape.push_back(bs[i]);
+    a_dims.push_back(2 * i);
+    b_dims.push_back(2 * i + 1);
+  }
+  Tensor g = reshape(grad, IntList(g_shape));
+  if (which == 0)
+    return reshape(sum_dim_IntList(g * reshape(other, IntList(b_shape)), IntList(b_dims), false, std::nullopt),
+                   self.sizes());
+  return reshape(sum_dim_IntList(g * reshape(self, IntList(a_shape)), IntList(a_dims), false, std::nullopt),
+                 other.sizes());
+}
+
+int64_t cross_dim(IntList sizes, std::optional<int64_t> dim) {
+  if (dim) return *dim;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] == 3) return static_cast<int64_t>(i);
+  return -1;
+}
+
+namespace {
+bool vector_rhs(const Tensor& A, const Tensor& B) {
+  return B.dim() == 1 || (B.dim() == A.dim() - 1 && B.sizes() == IntList(A.sizes().data(), B.dim()));
+}
+}  // namespace
+
+Tensor solve_backward_B(const Tensor& grad, const Tensor& A, const Tensor& B, bool left) {
+  return linalg_solve(mT(A), grad, left);
+}
+
+Tensor solve_backward_A(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X, bool left) {
+  Tensor gB = solve_backward_B(grad, A, B, left);
+  if (left && vector_rhs(A, B)) return -(unsqueeze(gB, -1) * unsqueeze(X, -2));
+  return left ? -matmul(gB, mT(X)) : -matmul(mT(X), gB);
+}
+
+Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det) {
+  return unsqueeze(unsqueeze(grad * det, -1), -1) * mT(linalg_inv(A));
+}
+
+Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A) {
+  return unsqueeze(unsqueeze(grad_logabsdet, -1), -1) * mT(linalg_inv(A));
+}
+
+Tensor cholesky_backward(const Tensor& grad, const Tensor& L_, bool upper) {
+  Tensor L = upper ? mT(L_) : L_;
+  Tensor gL = upper ? mT(grad) : grad;
+  Tensor P = tril(matmul(mT(L), gL), 0);
+  P = P - diag_embed(diagonal(P, 0, -2, -1) * 0.5, 0, -2, -1);  // halve the diagonal
+  Tensor Linv = linalg_inv(L);
+  Tensor S = matmul(matmul(mT(Linv), P), Linv);
+  return (S + mT(S)) * 0.5;
+}
+
+Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const std::string& UPLO) {
+  std::vector<Tensor> lv = linalg_eigh(A, UPLO);
+  const Tensor& L = lv[0];
+  const Tensor& V = lv[1];
+  Tensor inner;
+  if (gV.defined()) {
+    Tensor E = unsqueeze(L, -2) - unsqueeze(L, -1);  // E[i][j] = L[j] - L[i]
+    const int64_t n = L.sizes()[L.dim() - 1];
+    Tensor eye = ops::eye_m(n, n, ScalarType::Bool);
+    E = masked_fill_Scalar(E, eye, Scalar(1.0));
+    inner = masked_fill_Scalar(matmul(mT(V), gV) / E, eye, Scalar(0.0));
+  }
+  if (gL.defined()) {
+    Tensor d = diag_embed(gL, 0, -2, -1);
+    inner = inner.defined() ? inner + d : d;
+  }
+  if (!inner.defined()) return zeros_of(A.sizes(), A.dtype());
+  return matmul(matmul(V, inner), mT(V));
+}
+
+Tensor svdvals_backward(const Tensor& gS, const Tensor& A) {
+  std::vector<Tensor> usv = linalg_svd(A, false, std::nullopt);
+  return matmul(usv[0] * unsqueeze(gS, -2), usv[2]);
+}
+
+}  // namespace ember::api

@@ -1,0 +1,112 @@
+// Helpers the backward formulas of declarations/derivatives.yaml call. Written with the
+// autograd-aware API (ember::api), so that backward under create_graph records too.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+#include "api_decl.h"  // generated
+
+namespace ember::api {
+
+// Tensor arithmetic for formulas: grad * other, -grad, grad / 2.0 ...
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator*(const Tensor& a, double s);
+Tensor operator*(double s, const Tensor& a);
+Tensor operator/(const Tensor& a, double s);
+Tensor operator+(const Tensor& a, double s);
+Tensor operator-(const Tensor& a, double s);
+Tensor operator-(double s, const Tensor& a);
+Tensor operator*(const Tensor& a, const Scalar& s);
+Tensor operator/(const Tensor& a, const Scalar& s);
+
+Tensor scalar(double v, const Tensor& like);  // a 0-dim tensor of like's dtype
+Tensor zeros_of(IntList sizes, ScalarType dtype);
+Tensor zero_grad_like(const Tensor& grad);
+Tensor masked_grad(const Tensor& grad, const Tensor& mask);  // grad where mask, else 0
+Tensor mT(const Tensor& t);
+
+// Broadcasting and reductions
+Tensor sum_to(const Tensor& grad, IntList shape);  // the inverse of broadcasting
+Tensor unsqueeze_reduced(const Tensor& t, IntList sizes, std::optional<IntList> dim, bool keepdim);
+Tensor expand_reduced(const Tensor& grad, IntList sizes, std::optional<IntList> dim, bool keepdim);
+int64_t reduced_numel(IntList sizes, std::optional<IntList> dim);
+Tensor nanmean_backward(const Tensor& grad, const Tensor& self, std::optional<IntList> dim, bool keepdim);
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<IntList> dim, bool keepdim);
+// amax/amin/max()/min()/median(): shared evenly among the elements equal to the result.
+Tensor extremum_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<IntList> dim,
+                         bool keepdim);
+Tensor aminmax_backward(const Tensor& gmin, const Tensor& gmax, const Tensor& self, const Tensor& min,
+                        const Tensor& max, std::optional<int64_t> dim, bool keepdim);
+// Results that picked elements along dim by index (max.dim, sort, topk...).
+Tensor index_backward_dim(const Tensor& grad, IntList sizes, int64_t dim, const Tensor& indices, bool keepdim);
+Tensor var_backward(const Tensor& grad, const Tensor& self, std::optional<IntList> dim, double correction, bool keepdim);
+Tensor std_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<IntList> dim,
+                    double correction, bool keepdim);
+Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntList dim, bool keepdim);
+Tensor norm_backward(const Tensor& grad, const Tensor& self, const Tensor& result, const Scalar& ord,
+                     std::optional<IntList> dim, bool keepdim);
+Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result);
+Tensor cummaxmin_backward(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t dim);
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim);
+
+// Views: the gradient of a view is zeros with the view's region set (added, where
+// the view reads an element twice) to grad.
+Tensor permute_backward(const Tensor& grad, IntList dims);
+Tensor narrow_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t start, int64_t length);
+Tensor select_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t index);
+Tensor slice_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t start, int64_t stop, int64_t step);
+Tensor unfold_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t size, int64_t step);
+Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntList size, IntList stride,
+                           std::optional<int64_t> storage_offset);
+Tensor diagonal_backward(const Tensor& grad, IntList sizes, int64_t offset, int64_t dim1, int64_t dim2);
+Tensor cat_pieces(const std::vector<Tensor>& grads, IntList sizes, int64_t dim);
+
+// Joining and data movement
+std::vector<Tensor> split_like(const Tensor& grad, const std::vector<Dims>& sizes, int64_t dim);
+std::vector<Tensor> vstack_grad(const Tensor& grad, const std::vector<Dims>& sizes);
+std::vector<Tensor> dstack_grad(const Tensor& grad, const std::vector<Dims>& sizes);
+Tensor roll_backward(const Tensor& grad, IntList shifts, IntList dims);
+Tensor repeat_backward(const Tensor& grad, IntList sizes, IntList repeats);
+Tensor tile_backward(const Tensor& grad, IntList sizes, IntList reps);
+Tensor masked_select_backward(const Tensor& grad, IntList sizes, const Tensor& mask);
+Tensor take_backward(const Tensor& grad, IntList sizes, const Tensor& index);
+Tensor index_select_like(const Tensor& grad, int64_t dim, const Tensor& index, IntList source_sizes);
+Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntList source_sizes);
+Tensor diag_backward(const Tensor& grad, IntList sizes, int64_t diagonal);
+Tensor trace_backward(const Tensor& grad, IntList sizes);
+Tensor repeat_interleave_backward(const Tensor& grad, IntList sizes, int64_t repeats, std::optional<int64_t> dim);
+// Advanced indexing (not declared ops: the binding's x[idx] and x[a:b:c] use them).
+Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
+Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step);
+
+// Pointwise
+Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps);
+Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& other);
+Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent);
+Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result);
+Tensor copysign_grad(const Tensor& grad, const Tensor& self, const Tensor& result);
+Tensor xlogy_self_grad(const Tensor& grad, const Tensor& self, const Tensor& other);
+Tensor maximum_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_max, bool for_self);
+Tensor fmax_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_max, bool for_self);
+Tensor clamp_grad(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
+                  const std::optional<Scalar>& max);
+Tensor clamp_tensor_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max, int which);
+Tensor where_grad(const Tensor& condition, const Tensor& grad, bool take_true);
+
+// Linear algebra
+Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which);
+Tensor kron_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which);
+int64_t cross_dim(IntList sizes, std::optional<int64_t> dim);
+Tensor solve_backward_A(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X, bool left);
+Tensor solve_backward_B(const Tensor& grad, const Tensor& A, const Tensor& B, bool left);
+Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det);
+Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A);
+Tensor cholesky_backward(const Tensor& grad, const Tensor& L, bool upper);
+Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const std::string& UPLO);
+Tensor svdvals_backward(const Tensor& gS, const Tensor& A);
+
+}  // namespace ember::api

@@ -1,0 +1,67 @@
+// The autograd layer of the two ops that are not declared (they have no Python name of
+// their own): x[indices] and x[start:stop:step], which the indexing binding uses.
+#include "autograd/formulas.h"
+#include "autograd/record.h"
+#include "ops/internal.h"
+
+namespace ember::api {
+namespace {
+using namespace ember::autograd;
+
+struct IndexBackward0 final : Node {
+  std::string name() const override { return "IndexBackward0"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    return {index_put(zeros_of(self_sizes, grads[0].dtype()), indices, grads[0], true)};
+  }
+  void release_variables() override { indices.clear(); }
+  Dims self_sizes;
+  std::vector<Tensor> indices;
+};
+
+struct SliceBackward0 final : Node {
+  std::string name() const override { return "SliceBackward0"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    return {slice_backward(grads[0], self_sizes, dim, start, stop, step)};
+  }
+  Dims self_sizes;
+  int64_t dim = 0, start = 0, stop = 0, step = 1;
+};
+
+}  // namespace
+
+Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
+  if (!needs_record(self)) return ops::index(self, indices);
+  auto node = make_ref<IndexBackward0>();
+  add_edges(node->next_edges, self);
+  node->self_sizes = Dims(self.sizes());
+  node->indices = indices;
+  Tensor result;
+  {
+    GradModeGuard off(false);
+    result = ops::index(self, indices);
+  }
+  set_history(result, node.get());
+  track_view(result, self);
+  return result;
+}
+
+Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  if (!needs_record(self)) return ops::slice(self, dim, start, stop, step);
+  auto node = make_ref<SliceBackward0>();
+  add_edges(node->next_edges, self);
+  node->self_sizes = Dims(self.sizes());
+  node->dim = dim;
+  node->start = start;
+  node->stop = stop;
+  node->step = step;
+  Tensor result;
+  {
+    GradModeGuard off(false);
+    result = ops::slice(self, dim, start, stop, step);
+  }
+  set_history(result, node.get());
+  track_view(result, self);
+  return result;
+}
+
+}  // namespace ember::api

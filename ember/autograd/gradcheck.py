@@ -1,0 +1,127 @@
+"""gradcheck / gradgradcheck: compare autograd's gradients with finite differences
+(central differences, in the inputs' dtype: use float64)."""
+from __future__ import annotations
+
+from .. import _C
+from .grad_mode import no_grad
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    pass
+
+
+def _tuple(x):
+    return (x,) if isinstance(x, _C.TensorBase) else tuple(x)
+
+
+def _diff_outputs(out):
+    return [o for o in _tuple(out) if isinstance(o, _C.TensorBase) and o.dtype.is_floating_point]
+
+
+def _unravel(i, shape):
+    idx = []
+    for s in reversed(shape):
+        idx.append(i % s)
+        i //= s
+    return tuple(reversed(idx))
+
+
+def _numerical(func, inputs, targets, outputs, eps):
+    """jac[k][j] is a (numel of input j, numel of output k) float64 matrix."""
+    from .. import zeros
+
+    jac = [[zeros(t.numel(), o.numel(), dtype=_C.float64) for t in targets] for o in outputs]
+    for j, t in enumerate(targets):
+        for i in range(t.numel()):
+            idx = _unravel(i, t.shape)
+            orig = t[idx].item()
+
+            def at(value):
+                with no_grad():  # the write only; func runs in the caller's grad mode
+                    t[idx] = value
+                return [o.detach().to(_C.float64).reshape(-1).clone() for o in _diff_outputs(func(*inputs))]
+
+            plus, minus = at(orig + eps), at(orig - eps)
+            at(orig)
+            for k in range(len(outputs)):
+                jac[k][j][i] = (plus[k] - minus[k]) / (2 * eps)
+    return jac
+
+
+def _analytical(outputs, targets):
+    from .. import zeros, zeros_like
+    from . import grad
+
+    jac = [[zeros(t.numel(), o.numel(), dtype=_C.float64) for t in targets] for o in outputs]
+    for k, o in enumerate(outputs):
+        if not o.requires_grad:
+            continue
+        for m in range(o.numel()):
+            g = zeros_like(o).reshape(-1)
+            g[m] = 1
+            grads = grad(o, targets, g.reshape(o.shape), retain_graph=True, allow_unused=True)
+            for j, gj in enumerate(grads):
+                if gj is not None:
+                    if gj.shape != targets[j].shape:
+                        raise GradcheckError(f"Gradient has incorrect size: {tuple(gj.shape)} for an input "
+                                             f"of size {tuple(targets[j].shape)}")
+                    jac[k][j][:, m] = gj.to(_C.float64).reshape(-1)
+    return jac
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False, masked=None) -> bool:
+    """True if the gradients autograd computes for func at inputs match central finite
+    differences; else raises GradcheckError (or returns False)."""
+    inputs = _tuple(inputs)
+    targets = [t for t in inputs if isinstance(t, _C.TensorBase) and t.requires_grad]
+    if not targets:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
+                         "have requires_grad=True.")
+    outputs = _diff_outputs(func(*inputs))
+    analytical = _analytical(outputs, targets)  # first: the finite differences write into the inputs
+    numerical = _numerical(func, inputs, targets, outputs, eps)
+    for k in range(len(outputs)):
+        for j in range(len(targets)):
+            a, n = analytical[k][j], numerical[k][j]
+            if not ((a - n).abs() <= atol + rtol * n.abs()).all():
+                if raise_exception:
+                    raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input {j},\n"
+                                         f"numerical:{n}\nanalytical:{a}\n")
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
+    """gradcheck of the gradients themselves (second derivatives), through create_graph."""
+    from .. import randn_like
+    from . import grad
+
+    inputs = _tuple(inputs)
+    outputs = _diff_outputs(func(*inputs))
+    if grad_outputs is None:
+        grad_outputs = tuple(randn_like(o).requires_grad_() for o in outputs)
+    else:
+        grad_outputs = _tuple(grad_outputs)
+    n_in = len(inputs)
+    targets = [t for t in inputs if isinstance(t, _C.TensorBase) and t.requires_grad]
+
+    def first_derivatives(*args):
+        ins, gouts = args[:n_in], args[n_in:]
+        outs = _diff_outputs(func(*ins))
+        tgts = [t for t in ins if isinstance(t, _C.TensorBase) and t.requires_grad]
+        gs = grad(outs, tgts, gouts, create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    del targets
+    return gradcheck(first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
