@@ -148,3 +148,39 @@ def set_rng_state(new_state) -> None:
 
 
 from . import __config__  # noqa: E402
+
+
+# ---- parts imported on first use, so that `import ember` stays fast ----
+_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "serialization", "utils"})
+_LAZY_NAMES = {  # name -> (module, attribute)
+    "save": ("serialization", "save"),
+    "load": ("serialization", "load"),
+    "compile": ("_compile", "compile"),
+    "autocast": ("amp", "autocast"),
+    "is_autocast_enabled": ("amp", "is_autocast_enabled"),
+    "get_autocast_dtype": ("amp", "get_autocast_dtype"),
+    "set_autocast_enabled": ("amp", "set_autocast_enabled"),
+    "install_as_torch": ("_torch_alias", "install_as_torch"),
+    "set_float32_matmul_precision": ("backends", "set_float32_matmul_precision"),
+    "get_float32_matmul_precision": ("backends", "get_float32_matmul_precision"),
+    "use_deterministic_algorithms": ("backends", "use_deterministic_algorithms"),
+    "are_deterministic_algorithms_enabled": ("backends", "are_deterministic_algorithms_enabled"),
+    "is_deterministic_algorithms_warn_only_enabled": ("backends", "is_deterministic_algorithms_warn_only_enabled"),
+}
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")  # the import binds it here too
+    if name in _LAZY_NAMES:
+        module, attribute = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))

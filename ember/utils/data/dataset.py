@@ -159,7 +159,7 @@ class Subset(Dataset):
     """The samples of dataset at the given indices.
 
     >>> s = Subset([10, 11, 12, 13], [3, 0])
-    >>> len(s), s[0], s[[0, 1]]
+    >>> len(s), s[0], s.__getitems__([0, 1])
     (2, 13, [13, 10])
     """
 
