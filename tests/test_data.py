@@ -431,9 +431,11 @@ _threads_added = None
 
 
 def _count_pool_threads(worker_id):
-    """worker_init_fn: how many threads the worker's first parallel op starts (a forked
-    child has only the thread that forked; the pool must start anew)."""
+    """worker_init_fn: how many threads the worker's first parallel op starts, once the
+    worker asks for 2 (a forked child has only the thread that forked: the pool must
+    start anew)."""
     global _threads_added
+    ember.set_num_threads(2)
     tasks = "/proc/self/task"
     before = len(os.listdir(tasks)) if os.path.isdir(tasks) else None
     ember.ones(4_000_000).sum()
@@ -463,6 +465,17 @@ def test_workers_run_ember_ops_after_the_parent_used_threads():
     assert again[0]["seed"].item() == seeds[0]
     if batches[0]["threads_added"][0].item() is not None:
         assert all(t == 1 for b in batches for t in b["threads_added"].tolist())
+
+
+def test_workers_use_one_thread_as_in_torch():
+    class Threads(edata.Dataset):
+        def __getitem__(self, i):
+            return ember.get_num_threads()
+
+        def __len__(self):
+            return 2
+
+    assert list(edata.DataLoader(Threads(), batch_size=None, num_workers=2)) == [1, 1]
 
 
 def test_workers_iterable_dataset_sharding_matches_torch():
@@ -566,6 +579,10 @@ def test_workers_exiting_unexpectedly(monkeypatch):
     monkeypatch.setattr(_worker, "STATUS_CHECK_INTERVAL", 0.05)
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
         list(edata.DataLoader(Dying(), num_workers=1))
+    persistent = edata.DataLoader(Dying(), num_workers=1, persistent_workers=True)
+    for _ in range(2):  # the second epoch starts new workers rather than talking to dead ones
+        with pytest.raises(RuntimeError, match="exited unexpectedly"):
+            list(persistent)
 
 
 class Pids(edata.Dataset):

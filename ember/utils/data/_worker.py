@@ -124,6 +124,7 @@ def create_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last):
 def _seed_worker(seed, base_seed, worker_id):
     import ember
 
+    ember.set_num_threads(1)  # the workers are the parallelism: one thread each, as in torch
     random.seed(seed)
     ember.manual_seed(seed)
     numpy = sys.modules.get("numpy")  # seeded when the program uses it; never imported here

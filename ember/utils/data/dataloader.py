@@ -181,7 +181,7 @@ class DataLoader:
 
     def __iter__(self):
         if self.persistent_workers and self.num_workers > 0:
-            if self._iterator is None:
+            if self._iterator is None or self._iterator._shutdown:  # first epoch, or after an error ended it
                 self._iterator = self._get_iterator()
             else:
                 self._iterator._reset(self)
