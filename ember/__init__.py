@@ -152,21 +152,14 @@ from . import __config__  # noqa: E402
 
 # ---- parts imported on first use, so that `import ember` stays fast ----
 _LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "serialization", "utils"})
-_LAZY_NAMES = {  # name -> (module, attribute)
-    "save": ("serialization", "save"),
-    "load": ("serialization", "load"),
-    "compile": ("_compile", "compile"),
-    "autocast": ("amp", "autocast"),
-    "is_autocast_enabled": ("amp", "is_autocast_enabled"),
-    "get_autocast_dtype": ("amp", "get_autocast_dtype"),
-    "set_autocast_enabled": ("amp", "set_autocast_enabled"),
-    "install_as_torch": ("_torch_alias", "install_as_torch"),
-    "set_float32_matmul_precision": ("backends", "set_float32_matmul_precision"),
-    "get_float32_matmul_precision": ("backends", "get_float32_matmul_precision"),
-    "use_deterministic_algorithms": ("backends", "use_deterministic_algorithms"),
-    "are_deterministic_algorithms_enabled": ("backends", "are_deterministic_algorithms_enabled"),
-    "is_deterministic_algorithms_warn_only_enabled": ("backends", "is_deterministic_algorithms_warn_only_enabled"),
-}
+_LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it
+    "serialization": ("save", "load"),
+    "_compile": ("compile",),
+    "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
+    "_torch_alias": ("install_as_torch",),
+    "backends": ("set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
+                 "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled"),
+}.items() for name in names}
 
 
 def __getattr__(name):
@@ -175,8 +168,7 @@ def __getattr__(name):
     if name in _LAZY_MODULES:
         return importlib.import_module(f"{__name__}.{name}")  # the import binds it here too
     if name in _LAZY_NAMES:
-        module, attribute = _LAZY_NAMES[name]
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,40 +38,25 @@ class _MatmulFlags:
 
 matmul = _MatmulFlags()
 
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
-
 
 def is_built() -> bool:
     return False
 
 
-def flash_sdp_enabled() -> bool:
-    return _sdp["flash"]
+def _sdp_switch(kind):
+    """The (is it enabled, enable it) pair of one scaled-dot-product-attention backend flag."""
+    def enabled() -> bool:
+        return _sdp[kind]
+
+    def enable(value: bool) -> None:
+        _sdp[kind] = bool(value)
+
+    enabled.__name__, enable.__name__ = f"{kind}_sdp_enabled", f"enable_{kind}_sdp"
+    return enabled, enable
 
 
-def enable_flash_sdp(enabled: bool) -> None:
-    _sdp["flash"] = bool(enabled)
-
-
-def mem_efficient_sdp_enabled() -> bool:
-    return _sdp["mem_efficient"]
-
-
-def enable_mem_efficient_sdp(enabled: bool) -> None:
-    _sdp["mem_efficient"] = bool(enabled)
-
-
-def math_sdp_enabled() -> bool:
-    return _sdp["math"]
-
-
-def enable_math_sdp(enabled: bool) -> None:
-    _sdp["math"] = bool(enabled)
-
-
-def cudnn_sdp_enabled() -> bool:
-    return _sdp["cudnn"]
-
-
-def enable_cudnn_sdp(enabled: bool) -> None:
-    _sdp["cudnn"] = bool(enabled)
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+flash_sdp_enabled, enable_flash_sdp = _sdp_switch("flash")
+mem_efficient_sdp_enabled, enable_mem_efficient_sdp = _sdp_switch("mem_efficient")
+math_sdp_enabled, enable_math_sdp = _sdp_switch("math")
+cudnn_sdp_enabled, enable_cudnn_sdp = _sdp_switch("cudnn")
