@@ -150,3 +150,31 @@ def set_rng_state(new_state) -> None:
 
 
 from . import __config__  # noqa: E402
+
+
+# ---- parts imported on first use, so that `import ember` stays fast ----
+_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "serialization", "utils"})
+_LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it
+    "serialization": ("save", "load"),
+    "_compile": ("compile",),
+    "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
+    "_torch_alias": ("install_as_torch",),
+    "backends": ("set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
+                 "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled"),
+}.items() for name in names}
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")  # the import binds it here too
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))

@@ -6,6 +6,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <pthread.h>
 #include <vector>
 #include "core/error.h"
 
@@ -30,11 +31,23 @@ GilHooks g_gil_hooks;
 // with a compare-and-swap that still sees its own generation. A worker that wakes late,
 // after its job ended and the next began, therefore claims nothing of the new job from
 // the old job's copy of the fields.
+//
+// Note [The pool after fork]
+// A child process created by fork() has only the thread that forked: the pool's workers
+// are gone, and its mutexes may be held forever by threads that no longer exist (a
+// DataLoader worker forked while another thread ran a parallel op). The child therefore
+// starts from a fresh pool; the old one is leaked, since destroying a mutex another
+// thread held is undefined.
 class Pool {
  public:
   static Pool& get() {
-    static auto* pool = new Pool();  // never destroyed: workers may outlive static teardown
-    return *pool;
+    static const bool once = [] {
+      current_ = new Pool();  // never destroyed: workers may outlive static teardown
+      pthread_atfork(nullptr, nullptr, [] { current_ = new Pool(); });
+      return true;
+    }();
+    (void)once;
+    return *current_;
   }
 
   bool try_run(int64_t begin, int64_t end, int64_t grain, int threads,
@@ -125,7 +138,10 @@ class Pool {
   uint64_t generation_ = 0;           // guarded by mutex_
   std::atomic<uint64_t> next_{0};     // generation << 32 | next chunk
   std::exception_ptr error_;
+  static Pool* current_;  // replaced in a forked child: see Note [The pool after fork]
 };
+
+Pool* Pool::current_ = nullptr;
 
 }  // namespace
 

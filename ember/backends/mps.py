@@ -1,0 +1,9 @@
+"""ember.backends.mps: there is no MPS device."""
+
+
+def is_available() -> bool:
+    return False
+
+
+def is_built() -> bool:
+    return False

@@ -1,0 +1,5 @@
+"""ember.backends.openmp: ember's thread pool is its own, not OpenMP."""
+
+
+def is_available() -> bool:
+    return False

@@ -1,0 +1,16 @@
+"""ember.utils: data loading (ember.utils.data), imported when first used."""
+from __future__ import annotations
+
+import importlib as _importlib
+
+_SUBMODULES = ("data",)
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))
