@@ -53,6 +53,31 @@ class Case:
 
 # --- setups --------------------------------------------------------------------------
 
+# autograd (issue 4)
+
+def mul_scalar_1_grad(torch):
+    x = torch.ones(1, requires_grad=True)
+    return lambda: 2 * x
+
+
+def mlp_64_fwd_bwd(torch):
+    a = torch.ones(64, 64, requires_grad=True)
+    b = torch.full((64, 64), 0.5, requires_grad=True)
+
+    def step():
+        (a @ b).relu().sum().backward()
+    return step
+
+
+def chain_100(torch):
+    """A 100-op elementwise chain on 1 element, recorded once; each call runs its backward."""
+    x = torch.full((1,), 0.5, requires_grad=True)
+    y = x
+    for i in range(25):
+        y = ((y * 1.01 + 0.1).sin()).tanh()
+    return lambda: y.backward(retain_graph=True)
+
+
 def tensor_3(torch):
     return lambda: torch.tensor([1.0, 2.0, 3.0])
 
@@ -283,6 +308,9 @@ CASES: list[Case] = [
     Case("a.sum() (1 element)", torch=sum_1, numpy=sum_1),
     Case("a * 2.0 (1 element)", torch=mul_scalar_1, numpy=mul_scalar_1),
     Case("where(m, a, b) (1 element)", torch=where_1, numpy=where_1),
+    Case("2 * x, x requires grad (1 element)", torch=mul_scalar_1_grad),
+    Case("(a @ b).relu().sum() fwd+bwd 64²", torch=mlp_64_fwd_bwd),
+    Case("backward of a 100-op chain (1 element)", torch=chain_100),
     Case("a + b 16M float32", torch=add_big, numpy=add_big, bytes=3 * 4 * N_EW),
     Case("a.mul_(2) 16M float32", torch=mul_inplace_big, numpy=mul_inplace_big_numpy, bytes=2 * 4 * N_EW),
     Case("a.exp() 16M float32", torch=exp_big, numpy=exp_big, bytes=2 * 4 * N_EW),
