@@ -17,9 +17,10 @@ class _NumpyExport:
         self._storage = tensor.untyped_storage()
 
 
-def _rebuild_tensor(storage, storage_offset, size, stride, dtype):
+def _rebuild_tensor(storage, storage_offset, size, stride, dtype, requires_grad=False):
     t = _C._legacy_new(dtype)
-    return t.set_(storage, storage_offset, size, stride)
+    t.set_(storage, storage_offset, size, stride)
+    return t.requires_grad_() if requires_grad else t
 
 
 class Tensor(_C.TensorBase):
@@ -73,15 +74,18 @@ class Tensor(_C.TensorBase):
 
     # ---- numpy ----
     def numpy(self, *, force=False):
-        """A numpy array sharing this tensor's memory."""
+        """A numpy array sharing this tensor's memory (force=True: of its detached data
+        even if it requires grad)."""
         import numpy
 
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return numpy.asarray(_NumpyExport(self))
 
     def __array__(self, dtype=None, copy=None):
         import numpy
 
-        arr = numpy.asarray(_NumpyExport(self))
+        arr = self.numpy()
         if dtype is not None and arr.dtype != numpy.dtype(dtype):
             if copy is False:
                 raise ValueError(f"converting to {dtype} needs a copy, but copy=False was given")
@@ -91,15 +95,21 @@ class Tensor(_C.TensorBase):
     # ---- pickling and copying: storages are shared, as in torch ----
     def __reduce_ex__(self, protocol):
         return (_rebuild_tensor, (self.untyped_storage(), self.storage_offset(), tuple(self.size()),
-                                  self.stride(), self.dtype))
+                                  self.stride(), self.dtype, self.requires_grad))
 
     def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.")
         if id(self) in memo:
             return memo[id(self)]
         import copy
 
         storage = copy.deepcopy(self.untyped_storage(), memo)
-        new = _rebuild_tensor(storage, self.storage_offset(), tuple(self.size()), self.stride(), self.dtype)
+        new = _rebuild_tensor(storage, self.storage_offset(), tuple(self.size()), self.stride(), self.dtype,
+                              self.requires_grad)
+        if self.grad is not None:
+            new.grad = copy.deepcopy(self.grad, memo)
         memo[id(self)] = new
         return new
 

@@ -612,4 +612,41 @@ Tensor svdvals_backward(const Tensor& gS, const Tensor& A) {
   return matmul(usv[0] * unsqueeze(gS, -2), usv[2]);
 }
 
+Tensor svd_backward(const Tensor& gU_, const Tensor& gS, const Tensor& gVh_, const Tensor& A) {
+  std::vector<Tensor> usv = linalg_svd(A, false, std::nullopt);
+  const Tensor &U = usv[0], &S = usv[1], &Vh = usv[2];
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1], k = S.sizes()[S.dim() - 1];
+  // With full_matrices the extra singular vectors are arbitrary: only the first k count.
+  Tensor gU = gU_.sizes()[gU_.dim() - 1] == k ? gU_ : narrow(gU_, -1, 0, k);
+  Tensor gVh = gVh_.sizes()[gVh_.dim() - 2] == k ? gVh_ : narrow(gVh_, -2, 0, k);
+  Tensor V = mT(Vh), gV = mT(gVh);
+  Tensor UhgU = matmul(mT(U), gU), VhgV = matmul(Vh, gV);
+  Tensor S2 = S * S;
+  Tensor E = unsqueeze(S2, -2) - unsqueeze(S2, -1);  // E[i][j] = S_j^2 - S_i^2
+  Tensor eye = ops::eye_m(k, k, ScalarType::Bool);
+  E = masked_fill_Scalar(E, eye, Scalar(1.0));
+  Tensor J = (UhgU - mT(UhgU)) / E, K = (VhgV - mT(VhgV)) / E;
+  Tensor inner = J * unsqueeze(S, -2) + unsqueeze(S, -1) * K + diag_embed(gS, 0, -2, -1);
+  Tensor gA = matmul(matmul(U, inner), Vh);
+  if (m > k) gA = gA + matmul((gU - matmul(U, UhgU)) / unsqueeze(S, -2), Vh);
+  if (n > k) gA = gA + matmul(U, (gVh - matmul(matmul(gVh, V), Vh)) / unsqueeze(S, -1));
+  return gA;
+}
+
+Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& A, const std::string& mode) {
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
+  EMBER_CHECK(mode != "r", Runtime, "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+              "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+  EMBER_CHECK(m >= n && (mode == "reduced" || m == n), NotImplemented,
+              "The QR decomposition is not differentiable when mode='complete' and nrows > ncols, or when nrows < "
+              "ncols (got a ", m, "x", n, " input with mode='", mode, "').");
+  std::vector<Tensor> qr = linalg_qr(A, mode);
+  const Tensor &Q = qr[0], &R = qr[1];
+  Tensor M = matmul(R, mT(gR)) - matmul(mT(gQ), Q);
+  Tensor low = tril(M, -1);
+  Tensor sym = low + mT(low) + diag_embed(diagonal(M, 0, -2, -1), 0, -2, -1);  // M's lower triangle, mirrored
+  Tensor B = gQ + matmul(Q, sym);
+  return mT(linalg_solve(R, mT(B), true));  // B R^{-T}
+}
+
 }  // namespace ember::api

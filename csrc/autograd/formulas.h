@@ -108,5 +108,7 @@ Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A);
 Tensor cholesky_backward(const Tensor& grad, const Tensor& L, bool upper);
 Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const std::string& UPLO);
 Tensor svdvals_backward(const Tensor& gS, const Tensor& A);
+Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& A);
+Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& A, const std::string& mode);
 
 }  // namespace ember::api
