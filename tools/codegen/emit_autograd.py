@@ -233,6 +233,10 @@ def _record_body(op: Op, d: Derivative | None, cls: str | None, info: dict) -> s
             if s.returns[0].is_list:
                 lines.append(f"  for (const Tensor& t : result)\n    if (differentiable_dtype(t.dtype())) fail_not_implemented(\"{name}\");")
             else:
+                if len(outs) == 1:  # an op that returns its input (positive) records nothing
+                    same = " || ".join(f"result.is_same({a.name})" for a in tensors if not a.type.is_list)
+                    if same:
+                        lines.append(f"  if ({same}) return result;")
                 cond = " || ".join(f"differentiable_dtype({o}.dtype())" for o in outs)
                 lines.append(f"  if ({cond}) fail_not_implemented(\"{name}\");")
         lines.append("  return result;")
