@@ -28,14 +28,16 @@ void accumulate_into(const Tensor& t, const Tensor& grad, bool create_graph) {
     }
     return;
   }
-  if (create_graph || requires_grad(m.grad)) {
-    m.grad = api::add_Tensor(m.grad, grad, Scalar(int64_t(1)));
+  // A local handle: kernels release the GIL, and another thread may replace m.grad meanwhile.
+  const Tensor current = m.grad;
+  if (create_graph || requires_grad(current)) {
+    m.grad = api::add_Tensor(current, grad, Scalar(int64_t(1)));
   } else {
     GradModeGuard off(false);
-    if (m.grad.sizes() == grad.sizes())
-      api::add_Tensor(m.grad, grad, Scalar(int64_t(1)), Out{m.grad, true});
+    if (current.sizes() == grad.sizes())
+      api::add_Tensor(current, grad, Scalar(int64_t(1)), Out{current, true});
     else
-      m.grad = api::add_Tensor(m.grad, grad, Scalar(int64_t(1)));
+      m.grad = api::add_Tensor(current, grad, Scalar(int64_t(1)));
   }
 }
 

@@ -96,7 +96,8 @@ struct RetainGrad final : autograd::GradHook {
       autograd::GradModeGuard off(false);
       m.grad = api::clone(grad, std::nullopt);
     } else {
-      m.grad = api::add_Tensor(m.grad, grad, Scalar(int64_t(1)));
+      const Tensor current = m.grad;  // kernels release the GIL: keep our own handle
+      m.grad = api::add_Tensor(current, grad, Scalar(int64_t(1)));
     }
     return Tensor();
   }
