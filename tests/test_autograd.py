@@ -913,3 +913,19 @@ def test_every_derivative_is_exercised():
         seen |= graph_names(env["out"])
     missing = sorted(name for name, node in declared.items() if node not in seen)
     assert not missing, f"derivatives no test runs: {missing}"
+
+
+def test_backward_from_several_threads_into_shared_leaves():
+    x = ember.zeros(1000, requires_grad=True)
+    w = ember.arange(1000.0)
+
+    def work():
+        for _ in range(100):
+            (x * w).sum().backward()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert x.grad.tolist() == (w * 400).tolist()
