@@ -860,6 +860,13 @@ EXTRA = [  # ops the tables above do not reach
     lambda L, x: x.sum(dtype=L.float64), lambda L, x: x.prod(1, keepdim=True), lambda L, x: L.var_mean(x)[0],
     lambda L, x: L.mv(x, x[0]), lambda L, x: L.vdot(x[0], x[1]), lambda L, x: x.round(decimals=1) + x,
     lambda L, x: x.scatter(1, L.tensor([[0], [2], [1]]), 0.5), lambda L, x: x.clamp_min(L.zeros(4, dtype=L.float64)),
+    lambda L, x: x.repeat_interleave(L.tensor([1, 0, 2, 1]), 1), lambda L, x: x.repeat_interleave(L.tensor(2)),
+    lambda L, x: L.take_along_dim(x, L.tensor([[0, 3], [1, 1], [2, 0]]), 1),
+    lambda L, x: L.take_along_dim(x, L.tensor([[0], [2]]).unsqueeze(0), 0) if False else L.take_along_dim(x, L.tensor([1, 5, 11])),
+    lambda L, x: L.take_along_dim(x, L.tensor([[2, 0, 1, 1]]), 0),
+    lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="ij")[0] * L.meshgrid(x[0], x[1, :2], indexing="xy")[1].t(),
+    lambda L, x: L.cartesian_prod(x[0], x[1, :2]), lambda L, x: L.cartesian_prod(x[2]),
+    lambda L, x: L.nanmedian(x), lambda L, x: L.nanmedian(x, 1)[0], lambda L, x: x.mode(1).values,
 ]
 
 
@@ -877,6 +884,27 @@ def check_random_cut(fn):
     fn(ember, e).sum().backward()
     fn(torch, t).sum().backward()
     np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy())
+
+
+def test_mode_and_normal_gradients():
+    x = ember.tensor([[1.0, 2.0, 2.0], [3.0, 3.0, 1.0]], requires_grad=True)
+    x.mode(1).values.sum().backward()
+    t = torch.tensor([[1.0, 2.0, 2.0], [3.0, 3.0, 1.0]], requires_grad=True)
+    t.mode(1).values.sum().backward()
+    assert x.grad.tolist() == t.grad.tolist()
+    mean = ember.zeros(3, requires_grad=True)
+    std = ember.ones(3, requires_grad=True)
+    s = ember.normal(mean, std)
+    s.sum().backward()
+    assert mean.grad.tolist() == [1.0, 1.0, 1.0]
+    np.testing.assert_allclose(std.grad.numpy(), s.detach().numpy(), rtol=1e-6)
+    m2 = ember.zeros(3, requires_grad=True)
+    ember.normal(m2, 2.0).sum().backward()
+    assert m2.grad.tolist() == [1.0, 1.0, 1.0]
+    s2 = ember.normal(1.0, std)
+    std.grad = None
+    s2.sum().backward()
+    np.testing.assert_allclose(std.grad.numpy(), (s2.detach() - 1).numpy(), rtol=1e-6)
 
 
 def test_ops_without_a_derivative_refuse_to_record():
@@ -911,6 +939,8 @@ def test_every_derivative_is_exercised():
         env = {"x": x, "L": ember}
         exec(prog, env)
         seen |= graph_names(env["out"])
+    for sample in (lambda m, s: ember.normal(m, s), lambda m, s: ember.normal(m, 2.0), lambda m, s: ember.normal(1.0, s)):
+        seen |= graph_names(sample(ember.zeros(2, requires_grad=True), ember.ones(2, requires_grad=True)))
     missing = sorted(name for name, node in declared.items() if node not in seen)
     assert not missing, f"derivatives no test runs: {missing}"
 

@@ -411,6 +411,63 @@ Tensor repeat_interleave_backward(const Tensor& grad, IntList sizes, int64_t rep
   return sum_dim_IntList(reshape(grad, IntList(shape)), IntList{d + 1}, false, std::nullopt);
 }
 
+Tensor repeat_interleave_tensor_backward(const Tensor& grad, IntList sizes, const Tensor& repeats,
+                                        std::optional<int64_t> dim) {
+  if (!dim) {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    Tensor index = ops::repeat_interleave_self_Tensor(ops::arange(Scalar(n), ScalarType::Int64), repeats, 0,
+                                                      std::nullopt);
+    return reshape(index_add(zeros_of(IntList{n}, grad.dtype()), 0, index, reshape(grad, IntList{-1}), kOne), sizes);
+  }
+  const int64_t d = wrap_dim(*dim, static_cast<int64_t>(sizes.size()));
+  Tensor index = ops::repeat_interleave_self_Tensor(ops::arange(Scalar(sizes.empty() ? 1 : sizes[d]), ScalarType::Int64),
+                                                    repeats, 0, std::nullopt);
+  if (sizes.empty()) return reshape(sum(grad, std::nullopt), sizes);
+  return index_add(zeros_of(sizes, grad.dtype()), d, index, grad, kOne);
+}
+
+Tensor take_along_dim_backward(const Tensor& grad, IntList sizes, const Tensor& indices, std::optional<int64_t> dim) {
+  if (!dim) return take_backward(grad, sizes, indices);
+  const int64_t d = wrap_dim(*dim, grad.dim());
+  std::vector<int64_t> shape(grad.sizes().begin(), grad.sizes().end());
+  shape[d] = sizes[d];  // the broadcast shape, with self's length along dim
+  Tensor idx = ops::expand(indices, grad.sizes(), false);
+  return scatter_add(zeros_of(IntList(shape), grad.dtype()), d, idx, grad);  // summed to self's shape by the engine
+}
+
+std::vector<Tensor> meshgrid_backward(const std::vector<Tensor>& grads, const std::vector<Dims>& sizes,
+                                      const std::optional<std::string>& indexing) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  const bool xy = indexing && *indexing == "xy" && n >= 2;
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t own = xy && i < 2 ? 1 - i : i;  // the output dim input i varies along
+    std::vector<int64_t> others;
+    for (int64_t d = 0; d < n; ++d)
+      if (d != own) others.push_back(d);
+    Tensor g = others.empty() ? grads[i] : sum_dim_IntList(grads[i], IntList(others), false, std::nullopt);
+    out.push_back(reshape(g, sizes[i]));
+  }
+  return out;
+}
+
+std::vector<Tensor> cartesian_prod_backward(const Tensor& grad, const std::vector<Dims>& sizes) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  if (n == 1) return {reshape(grad, sizes[0])};
+  std::vector<int64_t> lens;
+  for (const Dims& s : sizes) lens.push_back(s.size() ? s[0] : 1);
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor g = reshape(select(grad, 1, i), IntList(lens));
+    std::vector<int64_t> others;
+    for (int64_t d = 0; d < n; ++d)
+      if (d != i) others.push_back(d);
+    out.push_back(reshape(sum_dim_IntList(g, IntList(others), false, std::nullopt), sizes[i]));
+  }
+  return out;
+}
+
 // ---- pointwise ----
 
 Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps) {

@@ -79,6 +79,12 @@ Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntLis
 Tensor diag_backward(const Tensor& grad, IntList sizes, int64_t diagonal);
 Tensor trace_backward(const Tensor& grad, IntList sizes);
 Tensor repeat_interleave_backward(const Tensor& grad, IntList sizes, int64_t repeats, std::optional<int64_t> dim);
+Tensor repeat_interleave_tensor_backward(const Tensor& grad, IntList sizes, const Tensor& repeats,
+                                        std::optional<int64_t> dim);
+Tensor take_along_dim_backward(const Tensor& grad, IntList sizes, const Tensor& indices, std::optional<int64_t> dim);
+std::vector<Tensor> meshgrid_backward(const std::vector<Tensor>& grads, const std::vector<Dims>& sizes,
+                                      const std::optional<std::string>& indexing);
+std::vector<Tensor> cartesian_prod_backward(const Tensor& grad, const std::vector<Dims>& sizes);
 // Advanced indexing (not declared ops: the binding's x[idx] and x[a:b:c] use them).
 Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
 Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step);

@@ -267,7 +267,8 @@ def _record_body(op: Op, d: Derivative | None, cls: str | None, info: dict) -> s
             lines.append(f"{indent}  track_view(result, {self_arg});")
     elif s.returns[0].is_list:
         lines.append(f"{indent}  set_history(result, node.get());")
-        lines.append(f"{indent}  for (const Tensor& r : result) track_view(r, {self_arg});")
+        if not tensors[0].type.is_list:
+            lines.append(f"{indent}  for (const Tensor& r : result) track_view(r, {self_arg});")
     else:
         for i in range(len(s.returns)):
             lines.append(f"{indent}  set_history(std::get<{i}>(result), node.get());")
