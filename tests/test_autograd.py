@@ -260,7 +260,7 @@ def test_gradcheck(name, fn, domain):
 
 @pytest.mark.parametrize("fn", [
     lambda L, x: (x * x * x).sum(), lambda L, x: x.exp().sin().sum(), lambda L, x: (x @ x).trace(),
-    lambda L, x: x.tanh().pow(2).mean(), lambda L, x: (x / (x.abs() + 1)).sum(), lambda L, x: x.sigmoid().prod(),
+    lambda L, x: x.tanh().pow(2).mean(), lambda L, x: (x / (x * x + 1)).sum(), lambda L, x: x.sigmoid().prod(),
     lambda L, x: x.log1p().var(), lambda L, x: L.logsumexp(x, 1).sum(), lambda L, x: x.norm(),
 ])
 def test_double_backward_matches_torch(fn):
