@@ -697,7 +697,7 @@ def test_custom_function_mark_dirty_non_differentiable_and_materialize():
 
         @staticmethod
         def backward(ctx, gv, gi):
-            assert gi is None
+            assert gi is None  # materialize_grads off
             (i,) = ctx.saved_tensors
             return ember.zeros_like(gv).scatter(0, i, gv)
 
@@ -706,6 +706,26 @@ def test_custom_function_mark_dirty_non_differentiable_and_materialize():
     assert not i.requires_grad and v.requires_grad
     (v * ember.tensor([1.0, 2.0, 3.0])).sum().backward()
     assert x.grad.tolist() == [3.0, 1.0, 2.0]
+
+
+def test_non_differentiable_outputs_get_zero_gradients():
+    class TwoOut(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            mask = x > 0
+            ctx.mark_non_differentiable(mask)
+            return x * 2, mask
+
+        @staticmethod
+        def backward(ctx, g, gmask):
+            assert gmask is not None and not gmask.any()
+            return g * 2
+
+    x = ember.tensor([1.0, -1.0], requires_grad=True)
+    y, m = TwoOut.apply(x)
+    assert not m.requires_grad
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
 
 
 def test_custom_function_errors():
@@ -867,6 +887,10 @@ EXTRA = [  # ops the tables above do not reach
     lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="ij")[0] * L.meshgrid(x[0], x[1, :2], indexing="xy")[1].t(),
     lambda L, x: L.cartesian_prod(x[0], x[1, :2]), lambda L, x: L.cartesian_prod(x[2]),
     lambda L, x: L.nanmedian(x), lambda L, x: L.nanmedian(x, 1)[0], lambda L, x: x.mode(1).values,
+    *[(lambda how, inc: lambda L, x: x[:2].scatter_reduce(1, L.tensor([[0, 0, 2, 0], [1, 1, 1, 1]]), x[1:] * 2, how,
+                                                          include_self=inc))(how, inc)
+      for how in ("sum", "mean", "amax", "amin") for inc in (True, False)],
+    lambda L, x: x[:2].scatter_reduce(1, L.tensor([[0, 0], [1, 1]]), x[:2, :2].round(), "amax"),  # ties
 ]
 
 
@@ -905,6 +929,13 @@ def test_mode_and_normal_gradients():
     std.grad = None
     s2.sum().backward()
     np.testing.assert_allclose(std.grad.numpy(), (s2.detach() - 1).numpy(), rtol=1e-6)
+
+
+def test_scatter_reduce_prod_gradient_is_not_implemented():
+    x = ember.ones(2, 3, requires_grad=True)
+    y = x.scatter_reduce(1, ember.tensor([[0, 1], [2, 2]]), x[:, :2] * 2, "prod")
+    with pytest.raises(NotImplementedError, match="scatter_reduce"):
+        y.sum().backward()
 
 
 def test_ops_without_a_derivative_refuse_to_record():

@@ -468,6 +468,40 @@ std::vector<Tensor> cartesian_prod_backward(const Tensor& grad, const std::vecto
   return out;
 }
 
+Tensor scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index,
+                               const Tensor& src, const std::string& reduce, bool include_self, const Tensor& result,
+                               bool for_self) {
+  const int64_t d = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim());
+  Tensor zero = scalar(0.0, grad);
+  // Positions of self that received no element of src keep self (and its gradient).
+  Tensor hit = ops::scatter_value(ops::zeros_like(self, ScalarType::Bool, std::nullopt), d, index, Scalar(true));
+  if (reduce == "sum") {
+    if (for_self) return include_self ? grad : where_self(hit, zero, grad);
+    return gather(grad, d, index, false);
+  }
+  if (reduce == "mean") {
+    Tensor ones = ops::ones_like(src, grad.dtype(), std::nullopt);
+    Tensor count = ops::scatter_add(ops::full_like(self, Scalar(include_self ? 1.0 : 0.0), grad.dtype(), std::nullopt),
+                                    d, index, ones);
+    count = ops::where_self(ops::eq_Tensor(count, ops::scalar_tensor(Scalar(0.0), grad.dtype())),
+                            ops::scalar_tensor(Scalar(1.0), grad.dtype()), count);
+    Tensor g = grad / count;
+    if (for_self) return include_self ? g : where_self(hit, zero, g);
+    return gather(g, d, index, false);
+  }
+  if (reduce == "amax" || reduce == "amin") {
+    // Shared evenly among the elements (of self, if included, and of src) equal to the result.
+    Tensor src_wins = as_dtype(eq_Tensor(src, gather(result, d, index, false)), grad.dtype());
+    Tensor self_wins = as_dtype(eq_Tensor(self, result), grad.dtype());
+    if (!include_self) self_wins = where_self(hit, zero, self_wins);
+    Tensor count = scatter_add(self_wins, d, index, src_wins);
+    Tensor g = grad / where_self(eq_Tensor(count, zero), scalar(1.0, grad), count);
+    if (for_self) return g * self_wins;
+    return gather(g, d, index, false) * src_wins;
+  }
+  fail(ErrorKind::NotImplemented, "the derivative for 'scatter_reduce' with reduce='", reduce, "' is not implemented.");
+}
+
 // ---- pointwise ----
 
 Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps) {

@@ -85,6 +85,9 @@ Tensor take_along_dim_backward(const Tensor& grad, IntList sizes, const Tensor& 
 std::vector<Tensor> meshgrid_backward(const std::vector<Tensor>& grads, const std::vector<Dims>& sizes,
                                       const std::optional<std::string>& indexing);
 std::vector<Tensor> cartesian_prod_backward(const Tensor& grad, const std::vector<Dims>& sizes);
+Tensor scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index,
+                               const Tensor& src, const std::string& reduce, bool include_self, const Tensor& result,
+                               bool for_self);
 // Advanced indexing (not declared ops: the binding's x[idx] and x[a:b:c] use them).
 Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
 Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step);

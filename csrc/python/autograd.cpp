@@ -454,7 +454,7 @@ PyObject* function_record(PyObject* self, PyObject* args) {
       const bool is_input = contains(inputs, o);
       const bool dirty = contains(f->dirty, o);
       if (contains(f->non_diff, o)) {
-        node->add_input_meta(t, false);
+        node->add_input_meta(t, true);  // no history, but backward still receives zeros for it (torch's rule)
       } else if (dirty) {
         autograd::check_inplace(t);
         autograd::rebase_history(t, node);  // note: resets input_meta to this output only
