@@ -3,6 +3,7 @@ BackwardHook, which runs a module's full backward hooks through identity autogra
 Functions on its inputs and outputs."""
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -86,13 +87,18 @@ def _identity():
             @staticmethod
             def forward(ctx, on_grads, *tensors):
                 ctx.on_grads = on_grads
-                ctx.set_materialize_grads(False)
+                ctx.like = [(t.shape, t.dtype) for t in tensors]
                 outs = tuple(t.view_as(t) for t in tensors)
                 ctx.mark_non_differentiable(*[o for o, t in zip(outs, tensors) if not t.requires_grad])
                 return outs
 
             @staticmethod
             def backward(ctx, *grads):
+                # torch hands zeros for the non-differentiable outputs; ember's engine
+                # passes None there, so they are made here
+                from .. import zeros
+
+                grads = tuple(zeros(shape, dtype=dtype) if g is None else g for g, (shape, dtype) in zip(grads, ctx.like))
                 return (None,) + tuple(ctx.on_grads(grads))
 
         _identity_function = BackwardHookFunction
@@ -155,6 +161,11 @@ class BackwardHook:
             grad_output = result
         self.grad_outputs = grad_output
         if self.input_tensors_index is None:
+            if self.user_hooks:
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
+                              "details.", stacklevel=5)
             grad_input = (None,) * self.n_inputs
             for hook in self.user_hooks:
                 res = hook(self.module, grad_input, self.grad_outputs)

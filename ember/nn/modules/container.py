@@ -309,12 +309,12 @@ class ModuleDict(Module):
             self[pair[0]] = pair[1]
 
 
-def _describe(value) -> str:
-    """How ParameterList and ParameterDict print an entry."""
+def _describe(value, type_name: bool = False) -> str:
+    """How ParameterList (dtype) and ParameterDict (legacy type name) print an entry."""
     if isinstance(value, _C.TensorBase):
         size = "x".join(str(s) for s in value.size())
         kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
-        return f"{kind} containing: [{value.dtype} of size {size}]"
+        return f"{kind} containing: [{value.type() if type_name else value.dtype} of size {size}]"
     return "Object of type: " + type(value).__name__
 
 
@@ -510,7 +510,7 @@ class ParameterDict(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): {_describe(p)}" for k, p in self.items())
+        return "\n".join(f"  ({k}): {_describe(p, type_name=True)}" for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
