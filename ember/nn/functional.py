@@ -26,9 +26,12 @@ def _needs_grad(t) -> bool:
     return t.requires_grad and _C.is_grad_enabled()
 
 
-def _inplace_result(input, result, inplace: bool):
-    """input overwritten with result when inplace, else result."""
-    return input.copy_(result) if inplace else result
+def _apply(fn, input, inplace: bool):
+    """fn(input), or with inplace input overwritten by it. When autograd records, fn runs
+    on a copy, so that what its backward saved is not the tensor being overwritten."""
+    if not inplace:
+        return fn(input)
+    return input.copy_(fn(input.clone() if _needs_grad(input) else input))
 
 
 # ---- linear layers ----
@@ -99,13 +102,13 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     """input clamped to [min_val, max_val]; the gradient is zero at and beyond the bounds."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if inplace and not _needs_grad(input):
-        return input.clamp_(min_val, max_val)
-    clamped = input.clamp(min_val, max_val)
-    if _needs_grad(input):
-        # torch's gradient passes only strictly inside the bounds
-        clamped = _C.where((input > min_val) & (input < max_val), input, clamped.detach())
-    return _inplace_result(input, clamped, inplace)
+    if not _needs_grad(input):
+        return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+    def fn(x):  # torch's gradient passes only strictly inside the bounds
+        return _C.where((x > min_val) & (x < max_val), x, x.clamp(min_val, max_val).detach())
+
+    return _apply(fn, input, inplace)
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
@@ -119,7 +122,7 @@ def relu6(input, inplace: bool = False):
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """input where positive, negative_slope * input elsewhere."""
-    return _inplace_result(input, _C.where(input > 0, input, input * negative_slope), inplace)
+    return _apply(lambda x: _C.where(x > 0, x, x * negative_slope), input, inplace)
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
@@ -138,7 +141,7 @@ def _elu(input, alpha: float, scale: float, input_scale: float):
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """input where positive, alpha * (exp(input) - 1) elsewhere."""
-    return _inplace_result(input, _elu(input, alpha, 1.0, 1.0), inplace)
+    return _apply(lambda x: _elu(x, alpha, 1.0, 1.0), input, inplace)
 
 
 def elu_(input, alpha: float = 1.0):
@@ -151,7 +154,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace: bool = False):
     """scale * elu(input, alpha) with the self-normalizing constants."""
-    return _inplace_result(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+    return _apply(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0), input, inplace)
 
 
 def selu_(input):
@@ -162,7 +165,7 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     """input where positive, alpha * (exp(input / alpha) - 1) elsewhere."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _inplace_result(input, _elu(input, alpha, 1.0, 1.0 / alpha), inplace)
+    return _apply(lambda x: _elu(x, alpha, 1.0, 1.0 / alpha), input, inplace)
 
 
 def celu_(input, alpha: float = 1.0):
@@ -186,7 +189,7 @@ def gelu(input, approximate: str = "none"):
 
 def silu(input, inplace: bool = False):
     """input * sigmoid(input)."""
-    return _inplace_result(input, input * input.sigmoid(), inplace)
+    return _apply(lambda x: x * x.sigmoid(), input, inplace)
 
 
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):
@@ -200,7 +203,7 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 
 def mish(input, inplace: bool = False):
     """input * tanh(softplus(input))."""
-    return _inplace_result(input, input * softplus(input).tanh(), inplace)
+    return _apply(lambda x: x * softplus(x).tanh(), input, inplace)
 
 
 def tanh(input):
@@ -213,28 +216,36 @@ def sigmoid(input):
 
 def hardsigmoid(input, inplace: bool = False):
     """relu6(input + 3) / 6; the gradient is 1/6 strictly inside (-3, 3), zero elsewhere."""
-    inside = (input > -3) & (input < 3)
-    result = _C.where(inside, (input + 3) / 6, (input >= 3).to(input.dtype))
-    return _inplace_result(input, result, inplace)
+    def fn(x):
+        return _C.where((x > -3) & (x < 3), (x + 3) / 6, (x >= 3).to(x.dtype))
+
+    return _apply(fn, input, inplace)
 
 
 def hardswish(input, inplace: bool = False):
-    """input * relu6(input + 3) / 6."""
-    return _inplace_result(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+    """input * relu6(input + 3) / 6; the gradient is x / 3 + 1/2 strictly inside (-3, 3),
+    0 below and 1 above, as torch's."""
+    def fn(x):
+        return _C.where(x <= -3, 0.0, _C.where(x >= 3, x, x * (x + 3) / 6))
+
+    return _apply(fn, input, inplace)
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """input where input > threshold, value elsewhere."""
-    return _inplace_result(input, _C.where(input > threshold, input, value), inplace)
+    return _apply(lambda x: _C.where(x > threshold, x, value), input, inplace)
 
 
 def threshold_(input, threshold: float, value: float):
-    return input.copy_(_C.where(input > threshold, input, value))
+    return _apply(lambda x: _C.where(x > threshold, x, value), input, True)
 
 
 def logsigmoid(input):
-    """log(sigmoid(input)), computed as min(x, 0) - log1p(exp(-|x|))."""
-    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+    """log(sigmoid(input)) = min(x, 0) - log1p(exp(-|x|)); each branch sees only its own
+    sign of x, so neither overflows nor spoils the gradient at 0."""
+    negative = input.clamp(max=0)
+    positive = input.clamp(min=0)
+    return _C.where(input < 0, negative - negative.exp().log1p(), -(-positive).exp().log1p())
 
 
 def softsign(input):
