@@ -131,11 +131,11 @@ class Optimizer:
         self.defaults.setdefault("differentiable", False)
 
     def __repr__(self) -> str:
-        lines = [type(self).__name__ + " ("]
+        text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
-        return "\n".join(lines) + "\n)"
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
+        return text + ")"
 
     # ---- groups ----
 
@@ -143,7 +143,7 @@ class Optimizer:
         """Adds a group of parameters (a dict with 'params' and optional hyperparameters;
         missing ones come from defaults). A parameter may belong to one group only."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, _C.TensorBase):
             params = [params]
