@@ -365,6 +365,8 @@ def test_channel_dropout_errors_and_warnings():
             F.dropout2d(lib.ones(2, 2, 2))
         with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input to dropout2d"):
             F.dropout2d(lib.ones(2, 2))
+        with pytest.warns(UserWarning, match=r"Note that dropout3d exists .* \(i.e. 4D or 5D inputs\)"):
+            F.dropout3d(lib.ones(2, 2, 2))
 
 
 # ---- one_hot, normalize, pad ----

@@ -318,17 +318,21 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     return _feature_dropout(input, p, training, inplace)
 
 
+def _warn_unusual_dims(name: str, dim: int, spatial: int) -> None:
+    if dim not in (spatial + 1, spatial + 2):
+        warnings.warn(f"{name}: Received a {dim}-D input to {name}, which is deprecated and will result in an error in "
+                      "a future release. To retain the behavior and silence this warning, please use dropout instead. "
+                      f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      f"{spatial + 1}D or {spatial + 2}D inputs).")
+
+
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zeroes whole channels of (N, C, H, W) inputs (a 3-D input is taken as (N, C, L),
     with torch's warning)."""
     _check_p(p)
-    dim = input.dim()
-    if dim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated and will result in an "
-                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
-                      "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
-                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
-    if dim == 3:
+    _warn_unusual_dims("dropout2d", input.dim(), 2)
+    if input.dim() == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
                       "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
                       "will change in a future release to interpret the input as one without a batch dimension, i.e. "
@@ -340,13 +344,8 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
     _check_p(p)
-    dim = input.dim()
-    if dim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {dim}-D input to dropout3d, which is deprecated and will result in an "
-                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
-                      "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
-                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).")
-    if dim == 4:
+    _warn_unusual_dims("dropout3d", input.dim(), 3)
+    if input.dim() == 4:
         return _feature_dropout(input.unsqueeze(0), p, training, inplace).squeeze(0)
     return _feature_dropout(input, p, training, inplace)
 

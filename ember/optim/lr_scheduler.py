@@ -313,9 +313,20 @@ class CosineAnnealingLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class _LambdaState:
-    """state_dict of schedulers holding functions: plain functions are not saved, callable
-    objects are saved by their __dict__."""
+class _LambdaScheduler(LRScheduler):
+    """A scheduler driven by functions of the epoch, one per group. Its state_dict keeps
+    callable objects by their __dict__ and plain functions as None (they do not pickle)."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        n = len(optimizer.param_groups)
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * n
+        elif len(lr_lambda) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+        else:
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
@@ -332,34 +343,16 @@ class _LambdaState:
                 fn.__dict__.update(saved)
 
 
-def _lambdas(optimizer, lr_lambda, name: str = "lr_lambdas") -> list:
-    if not isinstance(lr_lambda, (list, tuple)):
-        return [lr_lambda] * len(optimizer.param_groups)
-    if len(lr_lambda) != len(optimizer.param_groups):
-        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-    return list(lr_lambda)
-
-
-class LambdaLR(_LambdaState, LRScheduler):
+class LambdaLR(_LambdaScheduler):
     """lr = base_lr * lr_lambda(epoch) (one function, or one per group)."""
-
-    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
         _warn_get_lr_outside_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
-class MultiplicativeLR(_LambdaState, LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """lr *= lr_lambda(epoch) every epoch."""
-
-    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
         _warn_get_lr_outside_step(self)
@@ -389,14 +382,11 @@ class PolynomialLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
-    """Runs schedulers one after another, switching at the milestone epochs; each takes
-    over from epoch 0 of its own count."""
+class _Composite(LRScheduler):
+    """A scheduler made of schedulers of one optimizer; its state_dict nests theirs."""
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch: int = -1) -> None:
+    def _check_schedulers(self, optimizer, schedulers) -> None:
         name = type(self).__name__
-        if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
         for i, scheduler in enumerate(schedulers):
             if not hasattr(scheduler, "optimizer"):
                 raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
@@ -408,6 +398,28 @@ class SequentialLR(LRScheduler):
                 raise ValueError(f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
                                  f"{type(scheduler).__name__} at index {i} has {scheduler.optimizer}, which is "
                                  f"different from {type(optimizer).__name__}.")
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for scheduler, s in zip(self._schedulers, saved):
+            scheduler.load_state_dict(s)
+
+
+class SequentialLR(_Composite):
+    """Runs schedulers one after another, switching at the milestone epochs; each takes
+    over from epoch 0 of its own count."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch: int = -1) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no scheduler.")
+        self._check_schedulers(optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
                              f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
@@ -443,20 +455,8 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        saved = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for scheduler, s in zip(self._schedulers, saved):
-            scheduler.load_state_dict(s)
-
-
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Steps every scheduler at each step (their factors multiply)."""
 
     def __init__(self, schedulers, optimizer=None) -> None:
@@ -464,17 +464,7 @@ class ChainedScheduler(LRScheduler):
             raise ValueError(f"{type(self).__name__} expects at least one scheduler to be chained, but got no "
                              "scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
-        for i, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{type(self).__name__} at index {i} should have `optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as it requires "
-                                 "additional kwargs to be specified when calling `step`, but got one at index "
-                                 f"{i} in the given schedulers sequence.")
-            if optimizer != scheduler.optimizer:
-                raise ValueError(f"{type(self).__name__} expects all schedulers to belong to the same optimizer, but "
-                                 f"got scheduler {type(scheduler).__name__} at index {i} has {scheduler.optimizer}, "
-                                 f"which is different from {type(optimizer).__name__}.")
+        self._check_schedulers(optimizer, schedulers)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
@@ -483,18 +473,6 @@ class ChainedScheduler(LRScheduler):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
-
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        saved = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        for scheduler, s in zip(self._schedulers, saved):
-            scheduler.load_state_dict(s)
 
 
 class OneCycleLR(LRScheduler):
