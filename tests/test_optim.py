@@ -301,6 +301,23 @@ def test_step_hooks_order():
     assert log["ember"] == log["torch"]
 
 
+def test_step_hooks_run_once_for_a_subclass_calling_super():
+    class Logged(eoptim.SGD):
+        def step(self, closure=None):
+            self.calls = getattr(self, "calls", 0) + 1
+            return super().step(closure)
+
+    p = ember.nn.Parameter(ember.ones(1))
+    p.grad = ember.ones(1)
+    eoptim.SGD([ember.nn.Parameter(ember.ones(1))])  # SGD's own step is hooked as well
+    opt = Logged([p], lr=0.5)
+    seen = []
+    opt.register_step_pre_hook(lambda o, a, k: seen.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: seen.append("post"))
+    opt.step()
+    assert seen == ["pre", "post"] and opt.calls == 1 and p.item() == 0.5
+
+
 def test_state_dict_hooks():
     for lib in (torch, ember):
         p = lib.nn.Parameter(lib.ones(1))

@@ -62,24 +62,35 @@ def _scalar_dtype():
 
 def _hooked_step(step):
     """Wraps a subclass's step so that the pre- and post-hooks (global, then the
-    optimizer's own) run around it."""
+    optimizer's own) run around it, once: a step calling super().step() does not run
+    them again."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        for hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
-            result = hook(self, args, kwargs)
-            if result is not None:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
-                                       f"{result}.")
-                args, kwargs = result
-        out = step(self, *args, **kwargs)
-        for hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
-            hook(self, args, kwargs)
-        return out
+        if self.__dict__.get("_in_step"):
+            return step(self, *args, **kwargs)
+        self.__dict__["_in_step"] = True
+        try:
+            return _run_hooked(self, step, args, kwargs)
+        finally:
+            self.__dict__["_in_step"] = False
 
     wrapper._hooked = True
     return wrapper
+
+
+def _run_hooked(self, step, args, kwargs):
+    for hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+        result = hook(self, args, kwargs)
+        if result is not None:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
+                                   f"{result}.")
+            args, kwargs = result
+    out = step(self, *args, **kwargs)
+    for hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+        hook(self, args, kwargs)
+    return out
 
 
 class Optimizer:
