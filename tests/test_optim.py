@@ -460,7 +460,7 @@ def test_scheduler_warnings_and_errors():
     for lib in (torch, ember):
         opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=1.0)
         sched = lib.optim.lr_scheduler.StepLR(opt, 2)
-        with pytest.warns(UserWarning, match="Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`"):
+        with pytest.warns(UserWarning, match=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"):
             sched.step()
         with pytest.warns(UserWarning, match="please use `get_last_lr\\(\\)`"):
             sched.get_lr()

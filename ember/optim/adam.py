@@ -1,8 +1,6 @@
 """Adam and AdamW (decoupled weight decay), with amsgrad and maximize."""
 from __future__ import annotations
 
-import math
-
 from .. import _C
 from .optimizer import Optimizer, _no_grad
 

@@ -98,7 +98,8 @@ def _identity():
                 # passes None there, so they are made here
                 from .. import zeros
 
-                grads = tuple(zeros(shape, dtype=dtype) if g is None else g for g, (shape, dtype) in zip(grads, ctx.like))
+                grads = tuple(zeros(shape, dtype=dtype) if g is None else g
+                              for g, (shape, dtype) in zip(grads, ctx.like))
                 return (None,) + tuple(ctx.on_grads(grads))
 
         _identity_function = BackwardHookFunction
