@@ -934,3 +934,24 @@ def test_import_paths_like_torch():
     assert ember.nn.Module is Module and Parameter is ember.nn.parameter.Parameter
     assert callable(F.relu) and callable(register_module_forward_hook) and callable(clip_grad_norm_)
     assert ember.optim.lr_scheduler.StepLR is not None
+
+
+DOC_MODULES = ["ember.nn.parameter", "ember.nn.modules.module", "ember.nn.modules.container",
+               "ember.nn.modules.linear", "ember.nn.modules.activation", "ember.nn.modules.dropout",
+               "ember.nn.modules.flatten", "ember.nn.modules.sparse", "ember.nn.functional", "ember.nn.init",
+               "ember.nn.utils.clip_grad", "ember.nn.utils.convert_parameters", "ember.optim.optimizer",
+               "ember.optim.sgd", "ember.optim.adam", "ember.optim.lr_scheduler", "ember.utils.hooks"]
+
+
+@pytest.mark.parametrize("name", DOC_MODULES)
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(name)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(module, globs={"ember": ember, "OrderedDict": OrderedDict,
+                                                            **vars(module)}):
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0 and result.failed == 0
