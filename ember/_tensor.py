@@ -36,6 +36,9 @@ class Tensor(_C.TensorBase):
     def __repr__(self, *, tensor_contents=None):
         return _tensor_str._str(self)
 
+    def __hash__(self):
+        return id(self)  # as torch's: tensors are dict keys and set members by identity
+
     def __format__(self, spec):
         if self.dim() == 0:
             return self.item().__format__(spec)

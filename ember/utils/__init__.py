@@ -1,9 +1,10 @@
-"""ember.utils: data loading (ember.utils.data), imported when first used."""
+"""ember.utils: data loading (ember.utils.data) and hook handles (ember.utils.hooks),
+imported when first used."""
 from __future__ import annotations
 
 import importlib as _importlib
 
-_SUBMODULES = ("data",)
+_SUBMODULES = ("data", "hooks")
 
 
 def __getattr__(name):

@@ -1,0 +1,11 @@
+"""ember.nn: modules, layers, their functional forms and initializers, as torch.nn.
+
+    import ember.nn as nn
+    import ember.nn.functional as F
+"""
+from .parameter import Buffer, Parameter
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from . import functional, init, utils  # noqa: F401
+
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]

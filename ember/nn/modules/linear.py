@@ -1,0 +1,96 @@
+"""Identity, Linear, Bilinear: parameters named and shaped as torch's, initialized from
+the same distributions."""
+from __future__ import annotations
+
+import math
+
+from ... import _C
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear"]
+
+
+class Identity(Module):
+    """Returns its input; takes (and ignores) any constructor arguments.
+
+    >>> ember.nn.Identity(54, unused="x")(ember.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias: (*, in_features) -> (*, out_features). weight (out, in)
+    and bias (out) start from U(-1/sqrt(in), 1/sqrt(in)), as torch's.
+
+    >>> ember.nn.Linear(3, 2)(ember.ones(4, 3)).shape
+    ember.Size([4, 2])
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_C.empty((out_features, in_features), dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_C.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # kaiming_uniform_ with a = sqrt(5) is U(-1/sqrt(in), 1/sqrt(in))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b: (*, in1), (*, in2) -> (*, out). weight (out, in1, in2) and bias
+    (out) start from U(-1/sqrt(in1), 1/sqrt(in1)).
+
+    >>> ember.nn.Bilinear(3, 4, 5)(ember.ones(2, 3), ember.ones(2, 4)).shape
+    ember.Size([2, 5])
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_C.empty((out_features, in1_features, in2_features), dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_C.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
