@@ -715,8 +715,6 @@ def test_dtype_conversions():
     same(scenario)
 
 
-@pytest.mark.xfail(reason="issue 5: Tensor.data = cannot change the dtype in ember, so a dtype conversion makes a "
-                          "new Parameter where torch keeps the object", strict=True)
 def test_dtype_conversion_keeps_parameter_identity():
     m = enn.Linear(2, 2)
     weight = m.weight

@@ -21,7 +21,12 @@ TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides
 TensorImpl::~TensorImpl() = default;  // out of line: AutogradMeta is complete here
 
 void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides) {
-  check_in_storage(storage, sizes, strides, offset, ember::itemsize(dtype_));
+  set(std::move(storage), offset, std::move(sizes), std::move(strides), dtype_);
+}
+
+void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype) {
+  check_in_storage(storage, sizes, strides, offset, ember::itemsize(dtype));
+  dtype_ = dtype;
   storage_ = std::move(storage);
   offset_ = offset;
   set_sizes_strides(std::move(sizes), std::move(strides));

@@ -41,6 +41,8 @@ class TensorImpl : public RefCounted {
 
   // set_(): point at another storage or another region of the same one.
   void set(Storage storage, int64_t offset, Dims sizes, Dims strides);
+  // `x.data = y` may change the dtype too.
+  void set(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype);
   void set_sizes_strides(Dims sizes, Dims strides);
 
   // A Python number the binding layer turned into a 0-dim tensor (x + 2): type promotion

@@ -4,6 +4,7 @@
 #include <vector>
 #include "ops/internal.h"
 #include "api_decl.h"
+#include "autograd/meta.h"
 #include <cstring>
 #include <map>
 #include <string>
@@ -187,9 +188,10 @@ int set_data(PyObject* self, PyObject* value, void*) {
   }
   try {
     const Tensor& src = unwrap(value);
-    EMBER_CHECK(src.dtype() == self_of(self).dtype(), Runtime, "data set to a tensor of another dtype (",
-                type_name(src.dtype()), " vs ", type_name(self_of(self).dtype()), ")");
-    self_of(self).impl()->set(src.storage(), src.offset(), Dims(src.sizes()), Dims(src.strides()));
+    EMBER_CHECK(is_floating(src.dtype()) || !autograd::requires_grad(self_of(self)), Runtime,
+                "data set to a tensor that requires gradients must be floating point (got ", type_name(src.dtype()),
+                ")");
+    self_of(self).impl()->set(src.storage(), src.offset(), Dims(src.sizes()), Dims(src.strides()), src.dtype());
     return 0;
   } catch (...) {
     return set_python_error_int();

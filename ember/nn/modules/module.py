@@ -895,21 +895,14 @@ class Module:
             with _no_grad():
                 applied = fn(param)
             grad = param.grad
-            if applied.dtype == param.dtype:
-                param.data = applied
-                out_param = param
-            else:
-                # TODO(#5): .data = cannot change dtype in ember yet, so the conversion
-                # makes a new Parameter (torch keeps the object)
-                out_param = Parameter(applied, param.requires_grad)
-                self._parameters[key] = out_param
+            param.data = applied  # the Parameter keeps its identity, as torch's does
             if grad is not None:
                 with _no_grad():
                     grad_applied = fn(grad)
-                if out_param is param and grad_applied.dtype == grad.dtype:
+                if grad_applied.dtype == grad.dtype:
                     grad.data = grad_applied
                 else:
-                    out_param.grad = grad_applied.requires_grad_(grad.requires_grad)
+                    param.grad = grad_applied.requires_grad_(grad.requires_grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
