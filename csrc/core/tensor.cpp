@@ -1,23 +1,32 @@
 #include "core/tensor.h"
 
+#include <atomic>
 #include <sstream>
 
 namespace ember {
+namespace {
+// TensorImpls alive, for the leak tests (_C._live_objects); counted once made whole.
+std::atomic<int64_t> g_live_tensors{0};
+}  // namespace
+
+int64_t live_tensor_impls() { return g_live_tensors.load(std::memory_order_relaxed); }
 
 TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype)
     : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)),
       strides_(std::move(strides)), dtype_(dtype) {
   check_in_storage(storage_, sizes_, strides_, offset_, ember::itemsize(dtype_));
   refresh();
+  g_live_tensors.fetch_add(1, std::memory_order_relaxed);
 }
 
 TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype, Unchecked)
     : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)),
       strides_(std::move(strides)), dtype_(dtype) {
   refresh();
+  g_live_tensors.fetch_add(1, std::memory_order_relaxed);
 }
 
-TensorImpl::~TensorImpl() = default;
+TensorImpl::~TensorImpl() { g_live_tensors.fetch_sub(1, std::memory_order_relaxed); }
 
 void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides) {
   check_in_storage(storage, sizes, strides, offset, ember::itemsize(dtype_));
