@@ -67,8 +67,9 @@ def typed(v: Values, arg, self_tensor):
     return v.value()
 
 
-def call(v: Values):
-    binding = v.pick(BINDINGS)
+def call(v: Values, binding=None):
+    """One call of binding (or of a binding the input picks); True when it returned."""
+    binding = binding or v.pick(BINDINGS)
     overload = v.pick(binding.overloads)
     schema_args = list(overload.op.schema.arguments)
     self_tensor = v.tensor(3)
@@ -111,7 +112,7 @@ def call(v: Values):
         kwargs[v.pick(("bogus", "self", "input", "other", "dim", "out", "dtype", ""))] = v.value()
     elif hostility == 3 and schema_args:
         kwargs[v.pick(schema_args).name] = v.value()  # maybe given twice
-    attempt(target, *args, **kwargs)
+    return attempt(target, *args, **kwargs)[0]
 
 
 def test_one_input(data: bytes):
