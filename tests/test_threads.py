@@ -145,15 +145,19 @@ def test_resizing_a_tensor_others_compute_with():
     x = ember.ones(N, dtype=ember.int64)
     stop = threading.Event()
 
+    reading = threading.Event()
+
     def reader():
         sums = set()
-        while not stop.is_set():
-            s = (x + 0).sum().item()
-            sums.add(s)
-        return sums
+        while True:
+            sums.add((x + 0).sum().item())
+            reading.set()
+            if stop.is_set():
+                return sums
 
     def resizer():
         refused = 0
+        reading.wait()
         try:
             for k in range(200):
                 try:
