@@ -73,7 +73,9 @@ def numpy_ok(key):
             advanced += 1
             continue
         return False
-    return advanced <= 1
+    # numpy counts ints as advanced indices when arrays are present (they move the result's
+    # dims differently from torch's rules), so a key mixing them has no numpy reference
+    return advanced == 0 or (advanced == 1 and not any(isinstance(p, int) for p in parts))
 
 
 def as_numpy(key):
