@@ -239,7 +239,8 @@ def test_mode_without_nan():
     check(lambda lib: [specials(lib, "float32")[1:].mode(1), specials(lib, "float64").t()[:, 3:].mode(0)])
 
 
-@pytest.mark.xfail(strict=True, reason="mode of a row holding NaN: torch answers NaN, ember the smallest value (issue 6)")
+@pytest.mark.xfail(strict=True,
+                   reason="mode of a row holding NaN: torch answers NaN, ember the smallest value (issue 6)")
 def test_mode_with_nan():
     check(lambda lib: specials(lib, "float32").mode(1)[0])
 

@@ -96,7 +96,8 @@ def views_and_indexing():
     y[idx, 1] += 1
     y[..., 0] = 2.5
     y.index_put_((idx,), ember.tensor(3.0), accumulate=True)
-    conv = [x.to(ember.float64), x.half(), x.int(), x.bool(), x.contiguous(), x.transpose(0, 1).contiguous(), x.tolist(), x[0, 0, 0].item(), repr(x), str(x[0]),
+    conv = [x.to(ember.float64), x.half(), x.int(), x.bool(), x.contiguous(), x.transpose(0, 1).contiguous(),
+            x.tolist(), x[0, 0, 0].item(), repr(x), str(x[0]),
             x.numpy(), ember.from_numpy(np.arange(6.0).reshape(2, 3)[:, ::2]), ember.tensor(np.ones(3)),
             pickle.loads(pickle.dumps(x[1:])), x.untyped_storage()[2:10], x.storage().tolist(),
             ember.FloatTensor(2, 3), ember.LongTensor([1, 2]), ember.tensor([[1, 2], [3, 4]]), x.new_zeros(3)]

@@ -19,7 +19,8 @@ import ember  # noqa: E402
 ALLOWED = {("ember._tensor", "_rebuild_tensor"), ("ember.storage", "_rebuild_untyped"),
            ("ember.storage", "_rebuild_typed"), ("_codecs", "encode"), ("collections", "OrderedDict"),
            ("ember._C", "Size"), ("ember", "Size"),
-           ("__builtin__", "bytes"), ("builtins", "bytes"), ("__builtin__", "bytearray"), ("builtins", "bytearray")} | {("ember._C", n) for n in ember._C._dtype_names}
+           ("__builtin__", "bytes"), ("builtins", "bytes"), ("__builtin__", "bytearray"), ("builtins", "bytearray")}
+ALLOWED |= {("ember._C", n) for n in ember._C._dtype_names}
 
 
 class RestrictedUnpickler(pickle.Unpickler):
