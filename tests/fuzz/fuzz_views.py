@@ -57,7 +57,12 @@ def one_view(v: Values, t):
     if op == 15:
         return attempt(t.t)
     if op == 16:
-        ok, parts = attempt(t.split if v.bool() else t.chunk, v.small(-1, 4) if v.bool() else v.int(), d)
+        split = v.bool()
+        size = v.small(-1, 4) if v.bool() else v.int()
+        if t.dim() and -t.dim() <= d < t.dim() and size > 0 and \
+                (t.shape[d] // size if split else min(size, t.shape[d])) > 1 << 16:
+            return False, None  # a view per piece, as torch: a 2**31 dim in 3s is 700M tensors
+        ok, parts = attempt(t.split if split else t.chunk, size, d)
         return (ok, parts[v.small(0, len(parts) - 1)] if ok and parts else None)
     return attempt(t.view, v.dtype())
 
