@@ -1,6 +1,8 @@
 """Builds ember._C: runs the code generator into the build directory, then compiles
 every translation unit in parallel, recompiling only those whose sources or headers
-changed (gcc's -MMD dependency files). EMBER_MARCH overrides -march (default: native)."""
+changed (gcc's -MMD dependency files). EMBER_MARCH overrides -march (default: native),
+EMBER_CFLAGS adds flags, EMBER_SANITIZE=1 builds with AddressSanitizer and
+UndefinedBehaviorSanitizer (see README, "Sanitizer build")."""
 import os
 import shlex
 import shutil
@@ -20,11 +22,25 @@ def hand_written_sources():
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.cpp"))
 
 
+# ASan + UBSan, -O1 for usable stacks; every UB check is fatal (no recovery) so a report
+# cannot scroll by unnoticed; IntList/Dims indexing is checked (see core/dims.h).
+# -fexpensive-optimizations: at -O1 gcc contracts no a*b+c into an FMA (that pass is -O2's),
+# so float results would differ from the -O3 build's, and torch's, in the last bit.
+SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
+                  "-O1", "-fexpensive-optimizations", "-DEMBER_CHECKED_INDEXING"]
+
+
+def sanitize() -> bool:
+    return os.environ.get("EMBER_SANITIZE", "") not in ("", "0")
+
+
 def compile_flags():
     march = os.environ.get("EMBER_MARCH", "native")
     flags = ["-std=c++17", "-O3", "-fvisibility=hidden", "-Wall", "-Wno-unused-function"]
     if march:
         flags.append(f"-march={march}")
+    if sanitize():
+        flags += SANITIZE_FLAGS
     flags += shlex.split(os.environ.get("EMBER_CFLAGS", ""))
     return flags
 
@@ -59,7 +75,7 @@ class BuildExt(build_ext):
         compiler = self.compiler
         flags = compile_flags()
         ext.extra_compile_args = flags + [f'-DEMBER_BUILD_FLAGS="{" ".join(flags)}"']
-        ext.extra_link_args = ["-fvisibility=hidden"]
+        ext.extra_link_args = ["-fvisibility=hidden"] + (SANITIZE_FLAGS[:1] if sanitize() else [])
 
         def parallel_compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
                              extra_preargs=None, extra_postargs=None, depends=None):

@@ -71,9 +71,17 @@ size_t round_large(size_t nbytes) { return (nbytes + kHugePage - 1) / kHugePage 
 
 }  // namespace
 
+// Under AddressSanitizer every block is exactly its size and freed at once: the rounding
+// slack of large blocks would hide overflows and the cache would hide uses after free.
+#ifdef __SANITIZE_ADDRESS__
+constexpr bool kExactBlocks = true;
+#else
+constexpr bool kExactBlocks = false;
+#endif
+
 void* alloc_bytes(size_t nbytes) {
   if (nbytes == 0) return nullptr;  // torch's empty storages have a null data_ptr()
-  if (nbytes < kLargeBlock) {
+  if (nbytes < kLargeBlock || kExactBlocks) {
     void* p = nullptr;
     if (posix_memalign(&p, 64, nbytes) != 0) out_of_memory(nbytes);
     return p;
@@ -89,7 +97,7 @@ void* alloc_bytes(size_t nbytes) {
 
 void free_bytes(void* p, size_t nbytes) {
   if (!p) return;
-  if (nbytes >= kLargeBlock && cache().give(p, round_large(nbytes))) return;
+  if (nbytes >= kLargeBlock && !kExactBlocks && cache().give(p, round_large(nbytes))) return;
   std::free(p);
 }
 

@@ -10,13 +10,23 @@
 #include "core/error.h"
 
 namespace ember {
+namespace {
+std::atomic<int64_t> g_live_storages{0};  // for the leak tests (_C._live_objects)
+}  // namespace
 
-StorageImpl::StorageImpl(size_t nbytes) : data_(alloc_bytes(nbytes)), nbytes_(nbytes) {}
+int64_t live_storage_impls() { return g_live_storages.load(std::memory_order_relaxed); }
+
+StorageImpl::StorageImpl(size_t nbytes) : data_(alloc_bytes(nbytes)), nbytes_(nbytes) {
+  g_live_storages.fetch_add(1, std::memory_order_relaxed);
+}
 
 StorageImpl::StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context)
-    : data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
+    : data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {
+  g_live_storages.fetch_add(1, std::memory_order_relaxed);
+}
 
 StorageImpl::~StorageImpl() {
+  g_live_storages.fetch_sub(1, std::memory_order_relaxed);
   if (deleter_) deleter_(context_, data_, nbytes_);
   else free_bytes(data_, nbytes_);
 }

@@ -54,6 +54,9 @@ class StorageImpl : public RefCounted {
 
 using Storage = Ref<StorageImpl>;
 
+// The number of StorageImpls alive in the process (a leak test's probe).
+int64_t live_storage_impls();
+
 // Maps a file: shared mappings write through to the file (growing it to nbytes when it
 // is shorter); private ones are copy-on-write and need the file to be long enough.
 Storage map_file(const char* filename, bool shared, size_t nbytes);

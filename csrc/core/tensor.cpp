@@ -1,24 +1,34 @@
 #include "core/tensor.h"
 #include "autograd/meta.h"
 
+#include <atomic>
 #include <sstream>
 
 namespace ember {
+namespace {
+// TensorImpls alive, for the leak tests (_C._live_objects); counted once made whole.
+std::atomic<int64_t> g_live_tensors{0};
+}  // namespace
+
+int64_t live_tensor_impls() { return g_live_tensors.load(std::memory_order_relaxed); }
 
 TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype)
     : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)),
       strides_(std::move(strides)), dtype_(dtype) {
   check_in_storage(storage_, sizes_, strides_, offset_, ember::itemsize(dtype_));
   refresh();
+  g_live_tensors.fetch_add(1, std::memory_order_relaxed);
 }
 
 TensorImpl::TensorImpl(Storage storage, int64_t offset, Dims sizes, Dims strides, ScalarType dtype, Unchecked)
     : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)),
       strides_(std::move(strides)), dtype_(dtype) {
   refresh();
+  g_live_tensors.fetch_add(1, std::memory_order_relaxed);
 }
 
-TensorImpl::~TensorImpl() = default;  // out of line: AutogradMeta is complete here
+// Out of line: AutogradMeta is complete here.
+TensorImpl::~TensorImpl() { g_live_tensors.fetch_sub(1, std::memory_order_relaxed); }
 
 void TensorImpl::set(Storage storage, int64_t offset, Dims sizes, Dims strides) {
   set(std::move(storage), offset, std::move(sizes), std::move(strides), dtype_);

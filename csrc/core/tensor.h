@@ -127,6 +127,8 @@ inline void check_bounds(const Tensor& t) {
 }
 // A fresh contiguous tensor (uninitialized memory).
 Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op = "empty");
+// The number of TensorImpls alive in the process (a leak test's probe).
+int64_t live_tensor_impls();
 // A tensor viewing `base`'s storage.
 Tensor make_view(const Tensor& base, Dims sizes, Dims strides, int64_t offset);
 

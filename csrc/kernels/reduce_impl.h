@@ -86,8 +86,15 @@ void fold(const Loop& loop, int64_t begin, int64_t end) {
       int64_t i = 0;
       if (s[0] == int64_t(sizeof(T)) && !std::is_same_v<T, bool>) {
         const T* a = reinterpret_cast<const T*>(p[0]);
-        for (; i + K <= n; i += K)
-          for (int k = 0; k < K; ++k) r[k] = Tr::combine(r[k], Tr::lift(a[i + k]));
+        if constexpr (std::is_integral_v<Acc> && !std::is_same_v<Acc, bool>) {
+          // Integer sums are exact in any order, so one chain does. The 8 chains below,
+          // widening int8/uint8/int16 into int64, are miscompiled by gcc 12.2's -O3 loop
+          // vectorizer (ones(128, dtype=uint8).sum() gave 8).
+          for (; i < n; ++i) r[0] = Tr::combine(r[0], Tr::lift(a[i]));
+        } else {
+          for (; i + K <= n; i += K)
+            for (int k = 0; k < K; ++k) r[k] = Tr::combine(r[k], Tr::lift(a[i + k]));
+        }
       }
       for (; i < n; ++i) r[0] = Tr::combine(r[0], Tr::lift(load<T>(p[0] + i * s[0])));
       Acc total = r[0];

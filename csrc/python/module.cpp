@@ -137,6 +137,11 @@ PyObject* f_build_config(PyObject*, PyObject*) {
                        "cpp_standard", static_cast<int>(__cplusplus));
 }
 
+PyObject* f_live_objects(PyObject*, PyObject*) {
+  return Py_BuildValue("(LL)", static_cast<long long>(live_tensor_impls()),
+                       static_cast<long long>(live_storage_impls()));
+}
+
 PyObject* f_release_cached_blocks(PyObject*, PyObject*) {
   release_cached_blocks();
   Py_RETURN_NONE;
@@ -166,6 +171,8 @@ PyMethodDef module_functions[] = {
     {"_legacy_new", EMBER_FASTCALL(f_legacy_new), METH_VARARGS | METH_KEYWORDS, nullptr},
     {"_from_array", f_from_array, METH_VARARGS, nullptr},
     {"_build_config", f_build_config, METH_NOARGS, nullptr},
+    {"_live_objects", f_live_objects, METH_NOARGS,
+     "(TensorImpls, StorageImpls) alive in the process: what the leak tests watch."},
     {"_release_cached_blocks", f_release_cached_blocks, METH_NOARGS,
      "Returns the allocator's cache of large freed blocks to the system."},
     {"tensor", EMBER_FASTCALL(f_tensor), METH_FASTCALL | METH_KEYWORDS,

@@ -49,18 +49,26 @@ PyObject* wrap(const std::vector<Tensor>& ts) {
 }
 
 PyTypeObject* named_tuple_type(const char* name, std::initializer_list<const char*> fields) {
-  static std::map<std::string, PyTypeObject*> types;  // they live as long as the module
+  // The types, and the descriptions they were made from, live as long as the module; the
+  // descriptions are kept here so that the leak checker sees them reachable.
+  struct Made {
+    PyTypeObject* type;
+    std::unique_ptr<PyStructSequence_Field[]> members;
+    std::unique_ptr<PyStructSequence_Desc> desc;
+    std::string qualname;
+  };
+  static std::map<std::string, Made> types;
   auto it = types.find(name);
-  if (it != types.end()) return it->second;
-  auto* members = new PyStructSequence_Field[fields.size() + 1]();
+  if (it != types.end()) return it->second.type;
+  Made made{nullptr, std::make_unique<PyStructSequence_Field[]>(fields.size() + 1), nullptr,
+            std::string("ember.return_types.") + name};
   int k = 0;
-  for (const char* f : fields) members[k++] = {f, nullptr};
-  auto* desc = new PyStructSequence_Desc{strdup((std::string("ember.return_types.") + name).c_str()), nullptr,
-                                         members, static_cast<int>(fields.size())};
-  PyTypeObject* type = PyStructSequence_NewType(desc);
-  if (!type) throw PythonError{};
-  types[name] = type;
-  return type;
+  for (const char* f : fields) made.members[k++] = {f, nullptr};
+  made.desc.reset(new PyStructSequence_Desc{made.qualname.c_str(), nullptr, made.members.get(),
+                                            static_cast<int>(fields.size())});
+  made.type = PyStructSequence_NewType(made.desc.get());
+  if (!made.type) throw PythonError{};
+  return types.emplace(name, std::move(made)).first->second.type;
 }
 
 PyObject* wrap_named(PyTypeObject* type, const std::tuple<Tensor, Tensor>& values) {

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs the tests against ember._C built with AddressSanitizer and UndefinedBehaviorSanitizer.
+#
+#   tests/sanitizer/run.sh [pytest arguments]       (default: the whole suite, -q)
+#
+# The sources are mirrored into build/sanitize/ (EMBER_SANITIZE_TREE overrides) and built
+# there with EMBER_SANITIZE=1, so the normal in-place build is left alone; rebuilds there are
+# incremental. The sanitizer runtimes are preloaded into python, leak detection is on (CPython's
+# own allocations are suppressed by tests/sanitizer/lsan.supp), and every report is written to a
+# log that this script checks: it fails on any report, even when pytest passed.
+set -uo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+tree="${EMBER_SANITIZE_TREE:-$repo/build/sanitize}"
+mkdir -p "$tree"
+
+# Mirror the tracked (and new, not ignored) files afresh, keeping their mtimes, so the build
+# there stays incremental and a file deleted here is gone there too.
+(cd "$tree" && find . -mindepth 1 -maxdepth 1 ! -name build ! -name build-sanitize.log -exec rm -rf {} +)
+(cd "$repo" && git ls-files --cached --others --exclude-standard -z | xargs -0 ls -d 2> /dev/null |
+  tar -cf - -T -) | tar -xf - -C "$tree"
+
+lock=()
+command -v flock > /dev/null && lock=(flock /tmp/ember-build.lock)
+echo "sanitize: building in $tree"
+if ! (cd "$tree" && EMBER_SANITIZE=1 "${lock[@]}" python setup.py build_ext --inplace > build-sanitize.log 2>&1); then
+  tail -n 40 "$tree/build-sanitize.log"
+  echo "sanitize: build failed (log: $tree/build-sanitize.log)"
+  exit 1
+fi
+
+# The interpreter itself, not a wrapper script (pyenv's shim breaks under the preloaded runtime).
+py="$(python -c 'import sys; print(sys.executable)')"
+logs="$(mktemp -d)"
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+# Python objects through malloc, so ASan sees them and LSan can follow pointers held in them.
+export PYTHONMALLOC=malloc
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:log_path=$logs/asan:detect_stack_use_after_return=0:allocator_may_return_null=1${EMBER_ASAN_OPTIONS:+:$EMBER_ASAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$repo/tests/sanitizer/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
+
+cd "$tree"
+"$py" -c "import ember._C as C, sys; f = C._build_config()['compiler_flags']; sys.exit(0 if '-fsanitize=address' in f else 'not a sanitizer build: ' + f)" || exit 1
+if [ $# -eq 0 ]; then set -- -q; fi
+"$py" -m pytest -p no:cacheprovider "$@"
+status=$?
+
+# A log holding only allocator warnings is no report: tests ask for impossible sizes on purpose
+# (allocator_may_return_null=1 turns those into ember's RuntimeError, with this warning).
+reports=""
+for f in $(find "$logs" -type f | sort); do
+  if grep -v "WARNING: AddressSanitizer failed to allocate" "$f" | grep -q .; then reports="$reports $f"; fi
+done
+reports="${reports# }"
+if [ -n "$reports" ]; then
+  for f in $reports; do echo "=== $f"; grep -v "failed to allocate" "$f" | head -n 80; done
+  echo "sanitize: $(echo "$reports" | wc -w) sanitizer report(s); see above"
+  exit 1
+fi
+echo "sanitize: no sanitizer report"
+exit $status
