@@ -117,6 +117,11 @@ def _tensor_args(op: Op) -> list[Argument]:
     return [a for a in cpp_args(op) if a.type.base == "Tensor"]
 
 
+def _need(arg: str, cond: str) -> str:
+    """need_<arg>: whether the node must keep what <arg>'s formula reads."""
+    return f"  const bool need_{arg} = {cond};\n  (void)need_{arg};"
+
+
 def _users(name: str, d: Derivative) -> list[str]:
     """The differentiable arguments whose formulas read `name`."""
     return [arg for arg, e in d.formulas if _ident_used(name, [e])]
@@ -190,7 +195,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
         expr = by_arg[a.name]
         if a.type.is_list:
             static = False
-            needs.append(f"  const bool need_{a.name} = true;")
+            needs.append(_need(a.name, "true"))
             formulas.append(f"  {{\n    std::vector<Tensor> gs = {expr};\n"
                             f"    for (size_t i = 0; i < gs.size() && pos + i < out.size(); ++i)\n"
                             f"      if (should_compute(pos + i)) out[pos + i] = gs[i];\n"
@@ -199,10 +204,9 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
             saves.append(f"  node->{a.name}_count = {a.name}.size();")
         else:
             need = f"node->should_compute({pos})" if static else "true"
-            needs.append(f"  const bool need_{a.name} = {need};")
+            needs.append(_need(a.name, need))
             formulas.append(f"  if (should_compute(pos)) out[pos] = {expr};\n  pos += 1;")
             pos += 1
-    needs = [n + f"\n  (void)need_{n.split('need_')[1].split(' ')[0]};" for n in needs]
     text = NODE.substitute(cls=cls, name=d.node or cls, members="\n".join(members), unpack="\n".join(unpack),
                            releases=" ".join(releases) + (" " if releases else ""), formulas="\n".join(formulas))
     return text, {"saves": needs + saves, "out_saves": out_saves}
