@@ -163,7 +163,8 @@ def assert_flat(m, per_iteration_bytes=64):
     assert m["live_after"] == m["live_before"], f"live ember objects grew: {m}"
     # a leak of one small object per iteration is caught; tracemalloc's own bookkeeping is not a leak
     assert m["python_bytes_growth"] < 64 * 1024 + per_iteration_bytes * m["iterations"], m
-    assert m["rss_growth"] < 32 * 2**20, m
+    if "libasan" not in os.environ.get("LD_PRELOAD", ""):  # ASan holds freed memory in quarantine
+        assert m["rss_growth"] < 32 * 2**20, m
 
 
 def test_views_and_indexing_do_not_leak():
