@@ -803,7 +803,8 @@ def test_graphs_are_freed():
         step()
     gc.collect()
     grown = rss_bytes() - before
-    assert grown < 4 * 2**20, f"grew {grown} bytes"
+    if "libasan" not in __import__("os").environ.get("LD_PRELOAD", ""):  # ASan's quarantine holds freed memory
+        assert grown < 4 * 2**20, f"grew {grown} bytes"
 
 
 def test_graph_dies_with_its_output():
