@@ -291,6 +291,31 @@ def gather_1m_numpy(np):
     return lambda: np.take_along_axis(a, idx, 1)
 
 
+# nn (issue 5): a ResNet-stage convolution, torch.convolution's signature in both
+CONV = dict(n=32, c=64, hw=56, k=3)
+CONV_FLOPS = 2 * CONV["n"] * CONV["c"] * CONV["c"] * CONV["k"] ** 2 * CONV["hw"] ** 2
+
+
+def conv2d_inputs(torch, requires_grad=False):
+    n, c, hw, k = CONV["n"], CONV["c"], CONV["hw"], CONV["k"]
+    x = torch.full((n, c, hw, hw), 0.5, requires_grad=requires_grad)
+    w = torch.full((c, c, k, k), 0.01, requires_grad=requires_grad)
+    return x, w
+
+
+def conv2d_forward(torch):
+    x, w = conv2d_inputs(torch)
+    return lambda: torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+
+
+def conv2d_backward(torch):
+    """The gradients of input and weight (the forward is recorded once)."""
+    x, w = conv2d_inputs(torch, requires_grad=True)
+    y = torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    g = torch.full(tuple(y.shape), 0.25)
+    return lambda: y.backward(g, retain_graph=True)
+
+
 # --- the table -------------------------------------------------------------------------
 
 CASES: list[Case] = [
@@ -328,4 +353,6 @@ CASES: list[Case] = [
          flops=2 * 1024**3),
     Case(f"bmm float32 {BMM_BATCH}x{BMM_N}²", torch=bmm_batch, numpy=bmm_batch_numpy,
          flops=2 * BMM_BATCH * BMM_N**3),
+    Case("conv2d fwd 32x64x56² 3x3 float32", torch=conv2d_forward, flops=CONV_FLOPS),
+    Case("conv2d bwd 32x64x56² 3x3 float32 (input + weight)", torch=conv2d_backward, flops=2 * CONV_FLOPS),
 ]

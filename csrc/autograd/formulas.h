@@ -1,7 +1,9 @@
 // Helpers the backward formulas of declarations/derivatives.yaml call. Written with the
 // autograd-aware API (ember::api), so that backward under create_graph records too.
 #pragma once
+#include <array>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 #include "api_decl.h"  // generated
@@ -119,5 +121,41 @@ Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const 
 Tensor svdvals_backward(const Tensor& gS, const Tensor& A);
 Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& A);
 Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& A, const std::string& mode);
+
+// nn (csrc/autograd/formulas_nn.cpp): the gradients of the losses, and the double
+// backward of softmax and of the activations' backward ops (grad: the incoming
+// gradient, grad_output: the backward op's own gradient input).
+Tensor softmax_backward_output_grad(const Tensor& grad, const Tensor& grad_output, const Tensor& output, int64_t dim);
+Tensor log_softmax_backward_grad_grad(const Tensor& grad, const Tensor& output, int64_t dim);
+Tensor log_softmax_backward_output_grad(const Tensor& grad, const Tensor& grad_output, const Tensor& output,
+                                        int64_t dim);
+Tensor mse_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction);
+Tensor smooth_l1_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction,
+                           double beta);
+Tensor huber_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction, double delta);
+Tensor binary_cross_entropy_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                                 int64_t reduction);
+Tensor binary_cross_entropy_target_grad(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                        const Tensor& weight, int64_t reduction);
+Tensor bce_with_logits_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                            const Tensor& pos_weight, int64_t reduction);
+Tensor bce_with_logits_target_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                                   const Tensor& pos_weight, int64_t reduction);
+Tensor gelu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self,
+                            const std::string& approximate);
+Tensor silu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self);
+Tensor mish_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self);
+Tensor softplus_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self, const Scalar& beta,
+                                const Scalar& threshold);
+Tensor elu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self, const Scalar& alpha,
+                           const Scalar& scale, const Scalar& input_scale);
+Tensor hardswish_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self);
+Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self);
+Tensor conv_bias_grad(const Tensor& grad);  // grad summed over every dim but 1
+// Max pooling: grad added back at the flat (H, W) positions the indices name.
+Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices);
+Dims last_dims(IntList sizes, int64_t n);
+Tensor embedding_backward_grad_grad(const Tensor& grad, const Tensor& indices, int64_t padding_idx,
+                                    bool scale_grad_by_freq);
 
 }  // namespace ember::api

@@ -5,6 +5,7 @@
 #include "kernel_ops.h"  // generated: the family's entries and Kernels<T>
 #include "kernels/map.h"
 #include "kernels/math.h"
+#include "kernels/activation_impl.h"  // the entries of nn's activations
 
 namespace ember::kernels::binary {
 

@@ -16,6 +16,7 @@
 #include "kernels/matmul.h"
 #include "ops/elementwise.h"
 #include "ops/internal.h"
+#include "ops/pinned_work.h"
 #include "ops/shape.h"
 #include "ops_decl.h"
 
@@ -65,33 +66,6 @@ void check_factors(ScalarType dtype, const Scalar& beta, const Scalar& alpha) {
   EMBER_CHECK(!beta.is_floating(), Runtime, "For integral input tensors, argument beta must not be a floating point number.");
   EMBER_CHECK(!alpha.is_floating(), Runtime, "For integral input tensors, argument alpha must not be a floating point number.");
 }
-
-// ---------------------------------------------------------------- running without the GIL
-
-// Long BLAS/LAPACK calls release the GIL; the storages they touch are pinned meanwhile
-// (as LongLoop does for elementwise kernels, see kernels/loops.h).
-class PinnedWork {
- public:
-  PinnedWork(std::initializer_list<const Tensor*> tensors, int64_t work) {
-    if (work >= kGilWork) {
-      for (const Tensor* t : tensors) {
-        storages_.push_back(t->storage());
-        t->storage()->pin();
-      }
-    }
-    work_.emplace(work);
-  }
-  ~PinnedWork() {
-    work_.reset();  // the GIL first, then the pins
-    for (const Storage& s : storages_) s->unpin();
-  }
-  PinnedWork(const PinnedWork&) = delete;
-  PinnedWork& operator=(const PinnedWork&) = delete;
-
- private:
-  std::vector<Storage> storages_;
-  std::optional<LongWork> work_;
-};
 
 int64_t saturating_work(int64_t a, int64_t b, int64_t c) {
   const double w = double(a) * double(b) * double(c);

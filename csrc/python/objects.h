@@ -60,6 +60,7 @@ PyObject* wrap(const std::vector<Tensor>& ts);  // a tuple
 PyTypeObject* named_tuple_type(const char* name, std::initializer_list<const char*> fields);
 PyObject* wrap_named(PyTypeObject* type, const std::tuple<Tensor, Tensor>& values);
 PyObject* wrap(const std::tuple<Tensor, Tensor>& values);  // a plain tuple
+PyObject* wrap(const std::tuple<Tensor, Tensor, Tensor>& values);
 PyObject* wrap(const Scalar& s);
 PyObject* wrap(bool b);
 PyObject* wrap(int64_t v);

@@ -87,6 +87,10 @@ PyObject* wrap(const std::tuple<Tensor, Tensor>& values) {
   return wrap(std::vector<Tensor>{std::get<0>(values), std::get<1>(values)});
 }
 
+PyObject* wrap(const std::tuple<Tensor, Tensor, Tensor>& values) {
+  return wrap(std::vector<Tensor>{std::get<0>(values), std::get<1>(values), std::get<2>(values)});
+}
+
 PyObject* wrap(const Scalar& s) {
   if (s.is_bool()) return PyBool_FromLong(s.to_bool());
   if (s.is_floating()) return PyFloat_FromDouble(s.to_double());

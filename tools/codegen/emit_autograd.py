@@ -124,7 +124,12 @@ def _need(arg: str, cond: str) -> str:
 
 def _users(name: str, d: Derivative) -> list[str]:
     """The differentiable arguments whose formulas read `name`."""
-    return [arg for arg, e in d.formulas if _ident_used(name, [e])]
+    return [arg for key, e in d.formulas if _ident_used(name, [e]) for arg in key.split(", ")]
+
+
+def _by_arg(d: Derivative) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """argument -> (expression, the arguments its key names: one, or a group computed together)."""
+    return {arg: (e, tuple(key.split(", "))) for key, e in d.formulas for arg in key.split(", ")}
 
 
 def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
@@ -187,12 +192,30 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
             value = "result" if len(rnames) == 1 else f"std::get<{i}>(result)"
             out_saves.append(guarded(r, f"node->{r}_ = SavedVariable({value}, true);"))
     formulas, needs = [], []
-    by_arg = dict(d.formulas)
+    by_arg = _by_arg(d)
     pos, static = 0, True
+    # a group's members are evaluated together, at the first of them: their positions
+    grouped = [a.name for a in _tensor_args(op) if a.name in by_arg and len(by_arg[a.name][1]) > 1]
+    if grouped and any(a.type.is_list for a in _tensor_args(op) if a.name in by_arg):
+        raise ValueError(f"{op.schema.full_name}: grouped formulas and Tensor[] arguments don't mix")
+    positions = {a.name: i for i, a in enumerate(x for x in _tensor_args(op) if x.name in by_arg)}
     for a in _tensor_args(op):
         if a.name not in by_arg:
             continue
-        expr = by_arg[a.name]
+        expr, group = by_arg[a.name]
+        if len(group) > 1:
+            needs.append(_need(a.name, f"node->should_compute({pos})"))
+            pos += 1
+            if a.name != group[0]:
+                continue
+            mask = ", ".join(f"should_compute({positions[g]})" for g in group)
+            sets = "\n".join(f"    if (grad_input_mask[{i}]) out[{positions[g]}] = std::get<{i}>(grads_of_group);"
+                             for i, g in enumerate(group))
+            formulas.append(f"  {{\n    const std::array<bool, {len(group)}> grad_input_mask = {{{mask}}};\n"
+                            f"    (void)grad_input_mask;\n"
+                            f"    if ({' || '.join(f'grad_input_mask[{i}]' for i in range(len(group)))}) {{\n"
+                            f"    auto grads_of_group = {expr};\n{sets}\n    }}\n  }}")
+            continue
         if a.type.is_list:
             static = False
             needs.append(_need(a.name, "true"))
@@ -205,7 +228,11 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
         else:
             need = f"node->should_compute({pos})" if static else "true"
             needs.append(_need(a.name, need))
-            formulas.append(f"  if (should_compute(pos)) out[pos] = {expr};\n  pos += 1;")
+            if grouped:  # no Tensor[] arguments: every position is known here
+                p = positions[a.name]
+                formulas.append(f"  if (should_compute({p})) out[{p}] = {expr};")
+            else:
+                formulas.append(f"  if (should_compute(pos)) out[pos] = {expr};\n  pos += 1;")
             pos += 1
     text = NODE.substitute(cls=cls, name=d.node or cls, members="\n".join(members), unpack="\n".join(unpack),
                            releases=" ".join(releases) + (" " if releases else ""), formulas="\n".join(formulas))
@@ -251,7 +278,7 @@ def _record_body(op: Op, d: Derivative | None, cls: str | None, info: dict) -> s
     if op.has_out_param:
         lines.append(f"  if (!inplace && out.tensor.defined()) fail_out_requires_grad(\"{name}\");")
     lines.append(f"  Ref<{cls}> node = make_ref<{cls}>();")
-    diff_args = [a.name for a in tensors if a.name in dict(d.formulas)]
+    diff_args = [a.name for a in tensors if a.name in _by_arg(d)]
     lines.append(f"  add_edges(node->next_edges, {', '.join(diff_args)});")
     lines += info["saves"]
     lines.append(f"  {ret} result;\n  {{\n    GradModeGuard off(false);\n    result = {call};\n  }}")

@@ -134,11 +134,12 @@ def load_derivatives(path: Path, root: Path, ops: tuple[Op, ...]) -> tuple[Deriv
         op = by_name[name]
         tensors = {a.name for a in op.schema.arguments if a.type.base == "Tensor"}
         differentiable = e.get("differentiable", True)
-        formulas = tuple((k, str(v).strip()) for k, v in e.items()
+        formulas = tuple((", ".join(a.strip() for a in k.split(",")), str(v).strip()) for k, v in e.items()
                          if k not in ("name", "differentiable", "node", "__line__"))
-        for arg, _ in formulas:
-            if arg not in tensors:
-                raise DeclarationError(loc, f"'{arg}' is not a Tensor argument of {op.schema}")
+        for key, _ in formulas:  # "input, weight, bias": one formula giving a tuple of their gradients
+            for arg in key.split(","):
+                if arg.strip() not in tensors:
+                    raise DeclarationError(loc, f"'{arg.strip()}' is not a Tensor argument of {op.schema}")
         if differentiable and not formulas:
             raise DeclarationError(loc, f"{name}: give a formula per differentiable input, or differentiable: false")
         out.append(Derivative(name, formulas, bool(differentiable), loc, e.get("node")))

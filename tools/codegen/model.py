@@ -227,7 +227,9 @@ class Derivative:
     require grad (zeros_like, rand_like)."""
 
     name: str                             # the op's full name: mul.Tensor
-    formulas: tuple[tuple[str, str], ...]  # (argument, expression)
+    # (argument, expression); the key "a, b" names several arguments whose gradients one
+    # expression returns together, as a std::tuple in that order (computed once).
+    formulas: tuple[tuple[str, str], ...]
     differentiable: bool
     loc: Loc
     node: Optional[str] = None            # the grad_fn's name when torch's differs from the default

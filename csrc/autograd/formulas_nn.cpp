@@ -1,0 +1,194 @@
+// The nn helpers of the backward formulas (see formulas.h, section nn): loss gradients
+// and the second derivatives of softmax and the activations, written with ember::api so
+// that they record under create_graph as well.
+#include <cmath>
+#include "autograd/formulas.h"
+#include "ops/internal.h"
+
+namespace ember::api {
+namespace {
+
+// reduction: 0 none, 1 mean, 2 sum (torch's enum). The gradient of a reduced loss is a
+// 0-dim tensor; mean spreads it over the `count` pointwise terms.
+Tensor reduced_grad(const Tensor& grad, int64_t reduction, int64_t count) {
+  return reduction == 1 ? grad / double(count) : grad;
+}
+
+Tensor sum_keep(const Tensor& t, int64_t dim) {
+  std::vector<int64_t> d{dim};
+  return sum_dim_IntList(t, IntList(d), true, std::nullopt);
+}
+
+Tensor with_weight(const Tensor& t, const Tensor& weight) { return weight.defined() ? t * weight : t; }
+
+constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1 / sqrt(2 pi)
+
+}  // namespace
+
+// ---- softmax: y = o * (g - sum(g o)) and y = g - exp(o) sum(g), differentiated ----
+
+Tensor softmax_backward_output_grad(const Tensor& grad, const Tensor& grad_output, const Tensor& output, int64_t dim) {
+  Tensor s = sum_keep(grad_output * output, dim);
+  return grad * (grad_output - s) - grad_output * sum_keep(grad * output, dim);
+}
+
+Tensor log_softmax_backward_grad_grad(const Tensor& grad, const Tensor& output, int64_t dim) {
+  return grad - sum_keep(grad * exp(output), dim);
+}
+
+Tensor log_softmax_backward_output_grad(const Tensor& grad, const Tensor& grad_output, const Tensor& output,
+                                        int64_t dim) {
+  return -(grad * exp(output) * sum_keep(grad_output, dim));
+}
+
+// ---- losses ----
+
+Tensor mse_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction) {
+  Tensor d = self - target;
+  return d * (reduced_grad(grad, reduction, d.numel()) * 2.0);
+}
+
+Tensor smooth_l1_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction,
+                           double beta) {
+  Tensor d = self - target;
+  Tensor g = reduced_grad(grad, reduction, d.numel());
+  if (beta == 0.0) return sign(d) * g;
+  return clamp(d / beta, Scalar(-1.0), Scalar(1.0)) * g;
+}
+
+Tensor huber_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
+  Tensor d = self - target;
+  return clamp(d, Scalar(-delta), Scalar(delta)) * reduced_grad(grad, reduction, d.numel());
+}
+
+// d/dx of -(t log x + (1 - t) log(1 - x)) as torch writes it: (x - t) / max(x (1 - x), 1e-12).
+Tensor binary_cross_entropy_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                                 int64_t reduction) {
+  Tensor denom = clamp_min(self * (1.0 - self), scalar(1e-12, self));
+  Tensor g = reduced_grad(grad, reduction, self.numel());
+  return with_weight((self - target) / denom * g, weight);
+}
+
+Tensor binary_cross_entropy_target_grad(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                        const Tensor& weight, int64_t reduction) {
+  Tensor lo = scalar(-100.0, self);
+  Tensor d = clamp_min(log1p(-self), lo) - clamp_min(log(self), lo);
+  return with_weight(d * reduced_grad(grad, reduction, self.numel()), weight);
+}
+
+// loss = (1 - t) x + (1 + (p - 1) t) softplus(-x): d/dx = (1 + (p - 1) t) sigmoid(x) - p t.
+Tensor bce_with_logits_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                            const Tensor& pos_weight, int64_t reduction) {
+  Tensor d;
+  if (pos_weight.defined()) {
+    Tensor pt = pos_weight * target;
+    d = (pt + 1.0 - target) * sigmoid(self) - pt;
+  } else {
+    d = sigmoid(self) - target;
+  }
+  return with_weight(d * reduced_grad(grad, reduction, d.numel()), weight);
+}
+
+// d/dt = -x - (p - 1) log(sigmoid(x)).
+Tensor bce_with_logits_target_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                                   const Tensor& pos_weight, int64_t reduction) {
+  Tensor d = -self;
+  if (pos_weight.defined()) d = d - (pos_weight - 1.0) * log_sigmoid(self);
+  d = d + zeros_like(target, std::nullopt, std::nullopt);  // the broadcast shape of the loss
+  return with_weight(d * reduced_grad(grad, reduction, d.numel()), weight);
+}
+
+// ---- activations: grad * grad_output * f''(x) ----
+
+Tensor gelu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self,
+                            const std::string& approximate) {
+  Tensor x2 = self * self;
+  if (approximate == "tanh") {
+    const double k = 0.7978845608028654, c = 0.044715;  // sqrt(2 / pi)
+    Tensor t = tanh((self + x2 * self * c) * k);
+    Tensor du = (x2 * (3.0 * c) + 1.0) * k;
+    Tensor d2u = self * (6.0 * k * c);
+    Tensor sech2 = 1.0 - t * t;
+    Tensor f2 = sech2 * (du + self * 0.5 * (d2u - 2.0 * t * du * du));
+    return grad * grad_output * f2;
+  }
+  Tensor pdf = exp(x2 * -0.5) * kInvSqrt2Pi;
+  return grad * grad_output * pdf * (2.0 - x2);
+}
+
+Tensor silu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self) {
+  Tensor s = sigmoid(self);
+  return grad * grad_output * s * (1.0 - s) * (self * (1.0 - 2.0 * s) + 2.0);
+}
+
+Tensor mish_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self) {
+  Tensor s = sigmoid(self);
+  Tensor t = tanh(softplus(self, Scalar(1.0), Scalar(20.0)));
+  Tensor sech2 = 1.0 - t * t;
+  return grad * grad_output * sech2 * s * (self * (1.0 - s) - 2.0 * self * t * s + 2.0);
+}
+
+Tensor softplus_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self, const Scalar& beta,
+                                const Scalar& threshold) {
+  const double b = beta.to_double();
+  Tensor bx = self * b;
+  Tensor s = sigmoid(bx);
+  Tensor f2 = s * (1.0 - s) * b;
+  return masked_grad(grad * grad_output * f2, le_Tensor(bx, scalar(threshold.to_double(), bx)));
+}
+
+Tensor elu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self, const Scalar& alpha,
+                           const Scalar& scale, const Scalar& input_scale) {
+  const double a = alpha.to_double(), sc = scale.to_double(), is = input_scale.to_double();
+  Tensor f2 = exp(self * is) * (a * sc * is * is);
+  return masked_grad(grad * grad_output * f2, le_Tensor(self, scalar(0.0, self)));
+}
+
+Tensor hardswish_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self) {
+  Tensor inside = logical_and(gt_Tensor(self, scalar(-3.0, self)), lt_Tensor(self, scalar(3.0, self)));
+  return masked_grad(grad * grad_output / 3.0, inside);
+}
+
+Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self) {
+  Tensor s = sigmoid(self);
+  return -(grad * grad_output * s * (1.0 - s));
+}
+
+// ---- convolution, pooling, embedding ----
+
+Tensor conv_bias_grad(const Tensor& grad) {
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < grad.dim(); ++d) dims.push_back(d);
+  return sum_dim_IntList(grad, IntList(dims), false, std::nullopt);
+}
+
+Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices) {
+  const int64_t nd = static_cast<int64_t>(self_sizes.size());
+  Dims flat_in(IntList(self_sizes.data(), static_cast<size_t>(nd - 2)));
+  Dims flat_out(flat_in);
+  flat_in.push_back(self_sizes[nd - 2] * self_sizes[nd - 1]);
+  flat_out.push_back(-1);
+  Tensor g = reshape(grad, flat_out);
+  Tensor idx = ops::reshape(indices, flat_out);
+  return reshape(scatter_add(zeros_of(flat_in, grad.dtype()), nd - 2, idx, g), self_sizes);
+}
+
+Dims last_dims(IntList sizes, int64_t n) {
+  return Dims(IntList(sizes.data() + sizes.size() - static_cast<size_t>(n), static_cast<size_t>(n)));
+}
+
+Tensor embedding_backward_grad_grad(const Tensor& grad, const Tensor& indices, int64_t padding_idx,
+                                    bool scale_grad_by_freq) {
+  Tensor r = embedding(grad, indices, -1, false, false);
+  if (padding_idx >= 0)
+    r = masked_fill_Scalar(r, ops::unsqueeze(ops::eq_Tensor(indices, ops::scalar_tensor(Scalar(padding_idx), indices.dtype()), Out{}), -1),
+                           Scalar(0.0));
+  if (scale_grad_by_freq) {
+    Tensor flat = ops::reshape(indices, IntList{-1});
+    Tensor counts = ops::index_select(ops::bincount(flat, Tensor(), 0), 0, flat, Out{});
+    r = r / unsqueeze(reshape(to_dtype(counts, r.dtype(), false, false, std::nullopt), indices.sizes()), -1);
+  }
+  return r;
+}
+
+}  // namespace ember::api

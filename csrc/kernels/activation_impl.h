@@ -1,0 +1,216 @@
+// The activations of nn (declarations/ops/nn.yaml): their functors for the unary family
+// (the activation) and the binary family (its backward: f(grad, x)). Included by
+// unary_impl.h and binary_impl.h. The ops take floating dtypes only (hardtanh also
+// integers), but every entry is instantiated for every dtype, so the others return x.
+// exp_fast keeps the float loops vectorizable (kernels/nn_math.h).
+#pragma once
+#include <cmath>
+#include <type_traits>
+#include "core/scalar.h"
+#include "kernels/nn_math.h"
+
+namespace ember::kernels::activation {
+
+constexpr double kSqrtHalf = 0.70710678118654752440;  // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+constexpr double kGeluKappa = 0.044715;
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+
+template <class C>
+constexpr bool floating = std::is_floating_point_v<C>;
+
+template <class C>
+inline C sigmoid(C x) {
+  return C(1) / (C(1) + nn::exp_fast(-x));
+}
+
+// elu's three constants, as torch's kernels name them.
+template <class C>
+struct EluCoefficients {
+  C negcoef, poscoef, negiptcoef;
+};
+
+template <class C>
+inline C elu(C x, const EluCoefficients<C>& k) {
+  return x <= C(0) ? C(std::expm1(x * k.negiptcoef)) * k.negcoef : x * k.poscoef;
+}
+
+}  // namespace ember::kernels::activation
+
+namespace ember::kernels::unary {
+
+#define EMBER_ACTIVATION(name, expr)                      \
+  template <class C>                                      \
+  struct name##_fn {                                      \
+    C operator()(C x) const {                             \
+      if constexpr (!activation::floating<C>) return x;   \
+      else return expr;                                   \
+    }                                                     \
+  };
+
+EMBER_ACTIVATION(gelu, C(0.5) * x * (C(1) + C(std::erf(x * C(activation::kSqrtHalf)))))
+EMBER_ACTIVATION(gelu_tanh, C(0.5) * x *
+                                (C(1) + C(std::tanh(C(activation::kSqrt2OverPi) *
+                                                    (x + C(activation::kGeluKappa) * x * x * x)))))
+EMBER_ACTIVATION(silu, x * activation::sigmoid(x))
+EMBER_ACTIVATION(mish, x * C(std::tanh(std::log1p(nn::exp_fast(x)))))
+EMBER_ACTIVATION(hardswish, x * (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6))
+EMBER_ACTIVATION(hardsigmoid, (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6))
+EMBER_ACTIVATION(log_sigmoid, (x < C(0) ? x : C(0)) - C(std::log1p(nn::exp_fast(-std::abs(x)))))
+EMBER_ACTIVATION(selu, activation::elu(x, activation::EluCoefficients<C>{C(activation::kSeluAlpha *
+                                                                              activation::kSeluScale),
+                                                                            C(activation::kSeluScale), C(1)}))
+#undef EMBER_ACTIVATION
+
+template <class C>
+struct softplus_fn {
+  C beta, threshold;
+  explicit softplus_fn(const Scalar* a) : beta(a[0].to<C>()), threshold(a[1].to<C>()) {}
+  C operator()(C x) const {
+    if constexpr (!activation::floating<C>) {
+      return x;
+    } else {
+      const C bx = x * beta;
+      return bx > threshold ? x : C(std::log1p(nn::exp_fast(bx))) / beta;
+    }
+  }
+};
+
+// elu(alpha, scale, input_scale)
+template <class C>
+struct elu_fn {
+  activation::EluCoefficients<C> k;
+  explicit elu_fn(const Scalar* a)
+      : k{C(a[0].to_double() * a[1].to_double()), C(a[1].to_double()), C(a[2].to_double())} {}
+  C operator()(C x) const {
+    if constexpr (!activation::floating<C>) return x;
+    else return activation::elu(x, k);
+  }
+};
+
+// celu(alpha) = elu(alpha, 1, 1 / alpha)
+template <class C>
+struct celu_fn {
+  activation::EluCoefficients<C> k;
+  explicit celu_fn(const Scalar* a) : k{C(a[0].to_double()), C(1), C(1.0 / a[0].to_double())} {}
+  C operator()(C x) const {
+    if constexpr (!activation::floating<C>) return x;
+    else return activation::elu(x, k);
+  }
+};
+
+template <class C>
+struct leaky_relu_fn {
+  C slope;
+  explicit leaky_relu_fn(const Scalar* a) : slope(a[0].to<C>()) {}
+  C operator()(C x) const {
+    if constexpr (!activation::floating<C>) return x;
+    else return x > C(0) ? x : x * slope;
+  }
+};
+
+// hardtanh(min_val, max_val): a clamp (NaN passes), integers too.
+template <class C>
+struct hardtanh_fn {
+  C lo, hi;
+  explicit hardtanh_fn(const Scalar* a) : lo(a[0].to<C>()), hi(a[1].to<C>()) {}
+  C operator()(C x) const { return x < lo ? lo : x > hi ? hi : x; }
+};
+
+}  // namespace ember::kernels::unary
+
+namespace ember::kernels::binary {
+
+// f(grad, x): the gradient of an activation at x.
+#define EMBER_ACTIVATION_GRAD(name, expr)                 \
+  template <class C>                                      \
+  struct name##_fn {                                      \
+    C operator()(C g, C x) const {                        \
+      if constexpr (!activation::floating<C>) return g;   \
+      else return expr;                                   \
+    }                                                     \
+  };
+
+EMBER_ACTIVATION_GRAD(gelu_backward,
+                      g * (C(0.5) * (C(1) + C(std::erf(x * C(activation::kSqrtHalf)))) +
+                           x * C(activation::kInvSqrt2Pi) * nn::exp_fast(C(-0.5) * x * x)))
+EMBER_ACTIVATION_GRAD(silu_backward, g * activation::sigmoid(x) * (C(1) + x * (C(1) - activation::sigmoid(x))))
+EMBER_ACTIVATION_GRAD(hardswish_backward, x < C(-3) ? C(0) : x <= C(3) ? g * (x / C(3) + C(0.5)) : g)
+EMBER_ACTIVATION_GRAD(hardsigmoid_backward, (x > C(-3) && x < C(3)) ? g / C(6) : C(0))
+EMBER_ACTIVATION_GRAD(log_sigmoid_backward, g * activation::sigmoid(-x))
+#undef EMBER_ACTIVATION_GRAD
+
+template <class C>
+struct gelu_tanh_backward_fn {
+  C operator()(C g, C x) const {
+    if constexpr (!activation::floating<C>) {
+      return g;
+    } else {
+      const C k = C(activation::kSqrt2OverPi), kappa = C(activation::kGeluKappa);
+      const C x2 = x * x;
+      const C t = C(std::tanh(k * (x + kappa * x2 * x)));
+      const C left = C(0.5) * x, right = C(1) + t;
+      const C right_derivative = left * (C(1) - t * t) * k * (C(1) + C(3) * kappa * x2);
+      return g * (C(0.5) * right + right_derivative);
+    }
+  }
+};
+
+template <class C>
+struct mish_backward_fn {
+  C operator()(C g, C x) const {
+    if constexpr (!activation::floating<C>) {
+      return g;
+    } else {
+      const C t = C(std::tanh(std::log1p(nn::exp_fast(x))));
+      return g * (t + x * activation::sigmoid(x) * (C(1) - t * t));
+    }
+  }
+};
+
+template <class C>
+struct softplus_backward_fn {
+  C beta, threshold;
+  explicit softplus_backward_fn(const Scalar* a) : beta(a[0].to<C>()), threshold(a[1].to<C>()) {}
+  C operator()(C g, C x) const {
+    if constexpr (!activation::floating<C>) {
+      return g;
+    } else {
+      const C bx = x * beta;
+      const C z = nn::exp_fast(bx);
+      return bx > threshold ? g : g * z / (z + C(1));
+    }
+  }
+};
+
+template <class C>
+struct elu_backward_fn {
+  C negcoef, poscoef, negiptcoef;
+  explicit elu_backward_fn(const Scalar* a)
+      : negcoef(C(a[0].to_double() * a[1].to_double())), poscoef(C(a[1].to_double())), negiptcoef(C(a[2].to_double())) {}
+  C operator()(C g, C x) const {
+    if constexpr (!activation::floating<C>) return g;
+    else return x <= C(0) ? g * negiptcoef * negcoef * C(std::exp(x * negiptcoef)) : g * poscoef;
+  }
+};
+
+template <class C>
+struct leaky_relu_backward_fn {
+  C slope;
+  explicit leaky_relu_backward_fn(const Scalar* a) : slope(a[0].to<C>()) {}
+  C operator()(C g, C x) const {
+    if constexpr (!activation::floating<C>) return g;
+    else return x > C(0) ? g : g * slope;
+  }
+};
+
+template <class C>
+struct hardtanh_backward_fn {
+  C lo, hi;
+  explicit hardtanh_backward_fn(const Scalar* a) : lo(a[0].to<C>()), hi(a[1].to<C>()) {}
+  C operator()(C g, C x) const { return (x <= lo || x >= hi) ? C(0) : g; }
+};
+
+}  // namespace ember::kernels::binary

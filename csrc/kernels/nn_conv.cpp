@@ -1,0 +1,256 @@
+// im2col / col2im for convolution (see kernels/nn.h). A range of output positions is
+// walked output row by output row; within a row, stride 1 makes each kernel tap a
+// contiguous copy of an image row, with zeros where the window hangs over the padding.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+#include "core/parallel.h"
+#include "kernels/blas.h"
+#include "kernels/nn.h"
+
+namespace ember::kernels::nn {
+namespace {
+
+// For output columns ox in [x0, x1) of one output row and one kernel column j: the
+// range [lo, hi) of ox whose image column ix = ox * sw - pw + j * dw lies inside the image.
+inline void valid_columns(const ConvGeometry& g, int64_t j, int64_t x0, int64_t x1, int64_t* lo, int64_t* hi) {
+  const int64_t off = j * g.dw - g.pw;  // ix = ox * sw + off
+  // ix >= 0  <=>  ox >= ceil(-off / sw);  ix < width  <=>  ox < ceil((width - off) / sw)
+  const int64_t first = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+  const int64_t end = g.width - off <= 0 ? 0 : (g.width - off + g.sw - 1) / g.sw;
+  *lo = std::clamp(first, x0, x1);
+  *hi = std::clamp(end, *lo, x1);
+}
+
+}  // namespace
+
+template <class T>
+void im2col(const T* image, T* cols, const ConvGeometry& g, int64_t p0, int64_t p1) {
+  const int64_t width = p1 - p0;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    const T* plane = image + c * g.height * g.width;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* row = cols + ((c * g.kh + i) * g.kw + j) * width;
+        int64_t p = p0;
+        while (p < p1) {
+          const int64_t oy = p / g.out_w, x0 = p % g.out_w;
+          const int64_t x1 = std::min(g.out_w, x0 + (p1 - p));
+          T* dst = row + (p - p0) - x0;  // dst[ox] for ox in [x0, x1)
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          if (iy < 0 || iy >= g.height) {
+            std::memset(dst + x0, 0, sizeof(T) * (x1 - x0));
+          } else {
+            int64_t lo, hi;
+            valid_columns(g, j, x0, x1, &lo, &hi);
+            for (int64_t ox = x0; ox < lo; ++ox) dst[ox] = T(0);
+            const T* src = plane + iy * g.width + (j * g.dw - g.pw);  // src[ox * sw]
+            if (g.sw == 1) {
+              if (hi > lo) std::memcpy(dst + lo, src + lo, sizeof(T) * (hi - lo));
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * g.sw];
+            }
+            for (int64_t ox = hi; ox < x1; ++ox) dst[ox] = T(0);
+          }
+          p += x1 - x0;
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void col2im(const T* cols, T* image, const ConvGeometry& g, int64_t p0, int64_t p1) {
+  const int64_t width = p1 - p0;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    T* plane = image + c * g.height * g.width;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* row = cols + ((c * g.kh + i) * g.kw + j) * width;
+        int64_t p = p0;
+        while (p < p1) {
+          const int64_t oy = p / g.out_w, x0 = p % g.out_w;
+          const int64_t x1 = std::min(g.out_w, x0 + (p1 - p));
+          const T* src = row + (p - p0) - x0;
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          if (iy >= 0 && iy < g.height) {
+            int64_t lo, hi;
+            valid_columns(g, j, x0, x1, &lo, &hi);
+            T* dst = plane + iy * g.width + (j * g.dw - g.pw);
+            if (g.sw == 1) {
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += src[ox];
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox * g.sw] += src[ox];
+            }
+          }
+          p += x1 - x0;
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+// C (m x n, ldc) = alpha op(A) op(B) + beta C, row-major, on OpenBLAS (one thread).
+template <class T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+          T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
+    return;
+  }
+  using blas::blas_int;
+  blas::routines<T>().gemm(blas::kRowMajor, ta ? blas::kTrans : blas::kNoTrans, tb ? blas::kTrans : blas::kNoTrans,
+                           blas_int(m), blas_int(n), blas_int(k), T(1), a, blas_int(lda), b, blas_int(ldb), beta, c,
+                           blas_int(ldc));
+}
+
+// The column matrix of one block stays under this many bytes (it is written, then read
+// at once by the gemm: both from cache).
+constexpr int64_t kColumnBytes = int64_t(1) << 19;
+constexpr int64_t kWorkPerItem = int64_t(1) << 18;  // multiply-adds: a work item at least
+
+struct Plan {
+  int64_t P, K, cxg, cyg;  // positions, column rows (cxg * kh * kw), channels per group
+  bool direct;             // 1x1, stride 1, no padding: the image is its own column matrix
+  int64_t block, blocks;   // positions per block, blocks per sample
+  ConvGeometry geometry;
+};
+
+template <class T>
+Plan plan(const Conv& c) {
+  Plan p;
+  p.P = c.Hy * c.Wy;
+  p.cxg = c.Cx / c.groups;
+  p.cyg = c.Cy / c.groups;
+  p.K = p.cxg * c.kh * c.kw;
+  p.direct = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && c.Hx == c.Hy &&
+             c.Wx == c.Wy;
+  p.block = std::clamp<int64_t>(kColumnBytes / std::max<int64_t>(1, p.K * int64_t(sizeof(T))), 32,
+                                std::max<int64_t>(p.P, 1));
+  p.blocks = p.P ? (p.P + p.block - 1) / p.block : 0;
+  p.geometry = ConvGeometry{p.cxg, c.Hx, c.Wx, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.Hy, c.Wy};
+  return p;
+}
+
+int64_t grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, kWorkPerItem / std::max<int64_t>(1, work_per_item));
+}
+
+}  // namespace
+
+template <class T>
+void conv_forward(const Conv& c, const T* x, const T* w, const T* b, T* y) {
+  const Plan p = plan<T>(c);
+  if (c.N == 0 || p.P == 0) return;
+  const int64_t items = c.N * p.blocks;
+  parallel_for(0, items, grain_for(c.Cy * p.K * p.block), [&](int64_t begin, int64_t end) {
+    std::vector<T> cols(p.direct ? 0 : p.K * p.block);
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
+      for (int64_t g = 0; g < c.groups; ++g) {
+        const T* xg = x + (n * c.Cx + g * p.cxg) * c.Hx * c.Wx;
+        const T* B = xg + p0;
+        int64_t ldb = p.P;
+        if (!p.direct) {
+          im2col(xg, cols.data(), p.geometry, p0, p1);
+          B = cols.data();
+          ldb = p1 - p0;
+        }
+        gemm<T>(false, false, p.cyg, p1 - p0, p.K, w + g * p.cyg * p.K, p.K, B, ldb, T(0),
+                y + (n * c.Cy + g * p.cyg) * p.P + p0, p.P);
+      }
+      if (b)
+        for (int64_t co = 0; co < c.Cy; ++co) {
+          T* yr = y + (n * c.Cy + co) * p.P;
+          for (int64_t q = p0; q < p1; ++q) yr[q] += b[co];
+        }
+    }
+  });
+}
+
+template <class T>
+void conv_backward_input(const Conv& c, const T* y, const T* w, const T* b, T* x) {
+  const Plan p = plan<T>(c);
+  const int64_t image = c.Hx * c.Wx;
+  if (c.N == 0 || image == 0) return;
+  parallel_for(0, c.N * c.groups, grain_for(p.cyg * p.K * p.P), [&](int64_t begin, int64_t end) {
+    std::vector<T> cols(p.direct ? 0 : p.K * p.block);
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t n = it / c.groups, g = it % c.groups;
+      T* xg = x + (n * c.Cx + g * p.cxg) * image;
+      const T* yg = y + (n * c.Cy + g * p.cyg) * p.P;
+      const T* wg = w + g * p.cyg * p.K;
+      if (p.direct) {
+        gemm<T>(true, false, p.K, p.P, p.cyg, wg, p.K, yg, p.P, T(0), xg, p.P);
+      } else {
+        std::fill(xg, xg + p.cxg * image, T(0));
+        for (int64_t p0 = 0; p0 < p.P; p0 += p.block) {
+          const int64_t p1 = std::min(p.P, p0 + p.block);
+          gemm<T>(true, false, p.K, p1 - p0, p.cyg, wg, p.K, yg + p0, p.P, T(0), cols.data(), p1 - p0);
+          col2im(cols.data(), xg, p.geometry, p0, p1);
+        }
+      }
+      if (b)
+        for (int64_t k = 0; k < p.cxg; ++k) {
+          T* xr = xg + k * image;
+          const T v = b[g * p.cxg + k];
+          for (int64_t q = 0; q < image; ++q) xr[q] += v;
+        }
+    }
+  });
+}
+
+template <class T>
+void conv_backward_weight(const Conv& c, const T* x, const T* y, T* w) {
+  const Plan p = plan<T>(c);
+  const int64_t size = c.Cy * p.K;
+  std::fill(w, w + size, T(0));
+  const int64_t items = c.N * p.blocks;
+  if (items == 0) return;
+  const int64_t per_item = c.Cy * p.K * p.block;
+  int64_t slots = std::min<int64_t>(get_num_threads(), items);
+  if (items * per_item < 2 * kWorkPerItem) slots = 1;
+  std::vector<T> partial(size_t(slots - 1) * size, T(0));  // slot 0 adds into w itself
+  parallel_for(0, slots, 1, [&](int64_t s0, int64_t s1) {
+    std::vector<T> cols(p.direct ? 0 : p.K * p.block);
+    for (int64_t s = s0; s < s1; ++s) {
+      T* acc = s == 0 ? w : partial.data() + (s - 1) * size;
+      for (int64_t it = items * s / slots; it < items * (s + 1) / slots; ++it) {
+        const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
+        for (int64_t g = 0; g < c.groups; ++g) {
+          const T* xg = x + (n * c.Cx + g * p.cxg) * c.Hx * c.Wx;
+          const T* B = xg + p0;
+          int64_t ldb = p.P;
+          if (!p.direct) {
+            im2col(xg, cols.data(), p.geometry, p0, p1);
+            B = cols.data();
+            ldb = p1 - p0;
+          }
+          gemm<T>(false, true, p.cyg, p.K, p1 - p0, y + (n * c.Cy + g * p.cyg) * p.P + p0, p.P, B, ldb, T(1),
+                  acc + g * p.cyg * p.K, p.K);
+        }
+      }
+    }
+  });
+  for (int64_t s = 1; s < slots; ++s) {
+    const T* part = partial.data() + (s - 1) * size;
+    for (int64_t i = 0; i < size; ++i) w[i] += part[i];
+  }
+}
+
+template void im2col<float>(const float*, float*, const ConvGeometry&, int64_t, int64_t);
+template void im2col<double>(const double*, double*, const ConvGeometry&, int64_t, int64_t);
+template void col2im<float>(const float*, float*, const ConvGeometry&, int64_t, int64_t);
+template void col2im<double>(const double*, double*, const ConvGeometry&, int64_t, int64_t);
+template void conv_forward<float>(const Conv&, const float*, const float*, const float*, float*);
+template void conv_forward<double>(const Conv&, const double*, const double*, const double*, double*);
+template void conv_backward_input<float>(const Conv&, const float*, const float*, const float*, float*);
+template void conv_backward_input<double>(const Conv&, const double*, const double*, const double*, double*);
+template void conv_backward_weight<float>(const Conv&, const float*, const float*, float*);
+template void conv_backward_weight<double>(const Conv&, const double*, const double*, double*);
+
+}  // namespace ember::kernels::nn
