@@ -155,6 +155,21 @@ Tensor conv_bias_grad(const Tensor& grad);  // grad summed over every dim but 1
 // Max pooling: grad added back at the flat (H, W) positions the indices name.
 Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices);
 Dims last_dims(IntList sizes, int64_t n);
+// The normalizations' gradients: the native backward op, or, when the gradients must
+// record (create_graph with inputs that require grad), the same formulas composed of
+// ember::api ops, so that double backward works. The statistics are recomputed from
+// the input there (the saved ones carry no history to it).
+std::tuple<Tensor, Tensor, Tensor> layer_norm_grads(const Tensor& grad, const Tensor& input, IntList normalized_shape,
+                                                    const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                                                    const Tensor& bias, double eps);
+std::tuple<Tensor, Tensor> rms_norm_grads(const Tensor& grad, const Tensor& input, IntList normalized_shape,
+                                          const Tensor& rstd, const Tensor& weight, std::optional<double> eps);
+std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                                    const Tensor& save_mean, const Tensor& save_invstd, bool training,
+                                                    double eps);
+std::tuple<Tensor, Tensor, Tensor> group_norm_grads(const Tensor& grad, const Tensor& input, const Tensor& mean,
+                                                    const Tensor& rstd, const Tensor& weight, int64_t N, int64_t C,
+                                                    int64_t HxW, int64_t group, double eps);
 Tensor embedding_backward_grad_grad(const Tensor& grad, const Tensor& indices, int64_t padding_idx,
                                     bool scale_grad_by_freq);
 

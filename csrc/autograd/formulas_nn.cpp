@@ -3,6 +3,8 @@
 // that they record under create_graph as well.
 #include <cmath>
 #include "autograd/formulas.h"
+#include "autograd/meta.h"
+#include "autograd/record.h"
 #include "ops/internal.h"
 
 namespace ember::api {
@@ -167,10 +169,120 @@ Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Te
   Dims flat_in(IntList(self_sizes.data(), static_cast<size_t>(nd - 2)));
   Dims flat_out(flat_in);
   flat_in.push_back(self_sizes[nd - 2] * self_sizes[nd - 1]);
-  flat_out.push_back(-1);
+  flat_out.push_back(grad.sizes()[nd - 2] * grad.sizes()[nd - 1]);
   Tensor g = reshape(grad, flat_out);
   Tensor idx = ops::reshape(indices, flat_out);
   return reshape(scatter_add(zeros_of(flat_in, grad.dtype()), nd - 2, idx, g), self_sizes);
+}
+
+// ---- normalization ----
+
+namespace {
+
+std::vector<int64_t> dim_range(int64_t from, int64_t to) {
+  std::vector<int64_t> d;
+  for (int64_t i = from; i < to; ++i) d.push_back(i);
+  return d;
+}
+
+Tensor mean_over(const Tensor& t, const std::vector<int64_t>& dims) {
+  return mean_dim(t, IntList(dims), true, std::nullopt);
+}
+
+Tensor sum_over(const Tensor& t, const std::vector<int64_t>& dims, IntList shape) {
+  return reshape(sum_dim_IntList(t, IntList(dims), false, std::nullopt), shape);
+}
+
+// With xhat the normalized input, rstd its scale and gs = grad * weight, over the
+// normalized dims: rstd (gs - mean(gs) - xhat mean(gs xhat)) (without mean(gs) for RMS).
+Tensor normalized_input_grad(const Tensor& gs, const Tensor& xhat, const Tensor& rstd,
+                             const std::vector<int64_t>& dims, bool center) {
+  Tensor inner = gs - xhat * mean_over(gs * xhat, dims);
+  if (center) inner = inner - mean_over(gs, dims);
+  return rstd * inner;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_grads(const Tensor& grad, const Tensor& input, IntList normalized_shape,
+                                                    const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                                                    const Tensor& bias, double eps) {
+  if (!autograd::needs_record(grad, input, weight))
+    return native_layer_norm_backward(grad, input, normalized_shape, mean, rstd, weight, bias);
+  const std::vector<int64_t> dims = dim_range(input.dim() - int64_t(normalized_shape.size()), input.dim());
+  const std::vector<int64_t> rows = dim_range(0, input.dim() - int64_t(normalized_shape.size()));
+  Tensor centered = input - mean_over(input, dims);
+  Tensor r = rsqrt(mean_over(centered * centered, dims) + eps);
+  Tensor xhat = centered * r;
+  Tensor gs = weight.defined() ? grad * weight : grad;
+  Tensor gx = normalized_input_grad(gs, xhat, r, dims, true);
+  Tensor gw = weight.defined() ? sum_over(grad * xhat, rows, normalized_shape) : Tensor();
+  Tensor gb = bias.defined() ? sum_over(grad, rows, normalized_shape) : Tensor();
+  return {gx, gw, gb};
+}
+
+std::tuple<Tensor, Tensor> rms_norm_grads(const Tensor& grad, const Tensor& input, IntList normalized_shape,
+                                          const Tensor& rstd, const Tensor& weight, std::optional<double> eps) {
+  if (!autograd::needs_record(grad, input, weight))
+    return _fused_rms_norm_backward(grad, input, normalized_shape, rstd, weight);
+  const std::vector<int64_t> dims = dim_range(input.dim() - int64_t(normalized_shape.size()), input.dim());
+  const std::vector<int64_t> rows = dim_range(0, input.dim() - int64_t(normalized_shape.size()));
+  const ScalarType t = input.dtype();
+  const double e = eps ? *eps
+                       : t == ScalarType::Float64    ? 2.220446049250313e-16
+                       : t == ScalarType::Float16  ? 0.0009765625
+                       : t == ScalarType::BFloat16 ? 0.0078125
+                                                   : 1.1920928955078125e-07;  // the dtype's epsilon, as the op
+  Tensor r = rsqrt(mean_over(input * input, dims) + e);
+  Tensor xhat = input * r;
+  Tensor gs = weight.defined() ? grad * weight : grad;
+  Tensor gx = normalized_input_grad(gs, xhat, r, dims, false);
+  Tensor gw = weight.defined() ? sum_over(grad * xhat, rows, normalized_shape) : Tensor();
+  return {gx, gw};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                                    const Tensor& save_mean, const Tensor& save_invstd, bool training,
+                                                    double eps) {
+  if (!autograd::needs_record(grad, input, weight))
+    return native_batch_norm_backward(grad, input, weight, Tensor(), Tensor(), save_mean, save_invstd, training, eps);
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  Dims channel(input.dim());  // (1, C, 1, ...)
+  for (int64_t d = 0; d < input.dim(); ++d) channel[d] = d == 1 ? input.sizes()[1] : 1;
+  const IntList c_shape{input.sizes()[1]};
+  Tensor w = weight.defined() ? reshape(weight, channel) : Tensor();
+  Tensor gs = w.defined() ? grad * w : grad;
+  Tensor xhat, gx;
+  if (training) {
+    Tensor centered = input - mean_over(input, dims);
+    Tensor r = rsqrt(mean_over(centered * centered, dims) + eps);
+    xhat = centered * r;
+    gx = normalized_input_grad(gs, xhat, r, dims, true);
+  } else {  // the running statistics are constants
+    Tensor r = reshape(autograd::detach(save_invstd), channel);
+    xhat = (input - reshape(autograd::detach(save_mean), channel)) * r;
+    gx = gs * r;
+  }
+  return {gx, sum_over(grad * xhat, dims, c_shape), sum_over(grad, dims, c_shape)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> group_norm_grads(const Tensor& grad, const Tensor& input, const Tensor& mean,
+                                                    const Tensor& rstd, const Tensor& weight, int64_t N, int64_t C,
+                                                    int64_t HxW, int64_t group, double eps) {
+  if (!autograd::needs_record(grad, input, weight))
+    return native_group_norm_backward(grad, input, mean, rstd, weight, N, C, HxW, group);
+  const std::vector<int64_t> last{2};
+  Tensor x = reshape(input, IntList{N, group, -1});
+  Tensor g = reshape(grad, IntList{N, C, HxW});
+  Tensor gs = weight.defined() ? g * reshape(weight, IntList{1, C, 1}) : g;
+  Tensor centered = x - mean_over(x, last);
+  Tensor r = rsqrt(mean_over(centered * centered, last) + eps);
+  Tensor xhat = centered * r;
+  Tensor gx = normalized_input_grad(reshape(gs, IntList{N, group, -1}), xhat, r, last, true);
+  Tensor xhat_c = reshape(xhat, IntList{N, C, HxW});
+  const std::vector<int64_t> nd{0, 2};
+  return {reshape(gx, input.sizes()), sum_over(g * xhat_c, nd, IntList{C}), sum_over(g, nd, IntList{C})};
 }
 
 Dims last_dims(IntList sizes, int64_t n) {

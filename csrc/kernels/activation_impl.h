@@ -137,7 +137,7 @@ EMBER_ACTIVATION_GRAD(gelu_backward,
                       g * (C(0.5) * (C(1) + C(std::erf(x * C(activation::kSqrtHalf)))) +
                            x * C(activation::kInvSqrt2Pi) * nn::exp_fast(C(-0.5) * x * x)))
 EMBER_ACTIVATION_GRAD(silu_backward, g * activation::sigmoid(x) * (C(1) + x * (C(1) - activation::sigmoid(x))))
-EMBER_ACTIVATION_GRAD(hardswish_backward, x < C(-3) ? C(0) : x <= C(3) ? g * (x / C(3) + C(0.5)) : g)
+EMBER_ACTIVATION_GRAD(hardswish_backward, x <= C(-3) ? C(0) : x < C(3) ? g * (x / C(3) + C(0.5)) : g)
 EMBER_ACTIVATION_GRAD(hardsigmoid_backward, (x > C(-3) && x < C(3)) ? g / C(6) : C(0))
 EMBER_ACTIVATION_GRAD(log_sigmoid_backward, g * activation::sigmoid(-x))
 #undef EMBER_ACTIVATION_GRAD

@@ -869,7 +869,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
     for (int64_t c = 0; c < C; ++c) mean[c] = ptr<double>(m)[c], invstd[c] = 1.0 / std::sqrt(ptr<double>(v)[c] + eps);
   }
   Tensor gx = empty_tensor(input.sizes(), ct);
-  Tensor gw = weight.defined() ? empty_tensor({C}, ct) : Tensor(), gb = weight.defined() ? empty_tensor({C}, ct) : Tensor();
+  Tensor gw = empty_tensor({C}, ct), gb = empty_tensor({C}, ct);  // bias may be given without weight
   {
     PinnedWork work({&g, &x, &gx}, x.numel());
     visit_float(ct, [&](auto tag) {
@@ -878,8 +878,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
                                  ptr<T>(gx), ptr<T>(gw), ptr<T>(gb));
     });
   }
-  const ScalarType wt = weight.defined() ? weight.dtype() : ct;
-  return {as_dtype(gx, input.dtype()), gw.defined() ? as_dtype(gw, wt) : gw, gb.defined() ? as_dtype(gb, wt) : gb};
+  const ScalarType wt = weight.defined() ? weight.dtype() : input.dtype();
+  return {as_dtype(gx, input.dtype()), as_dtype(gw, wt), as_dtype(gb, wt)};
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntList normalized_shape,
@@ -965,7 +965,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
   Tensor g = dense(grad_out, ct), x = dense(input, ct), m = dense(mean, ct), r = dense(rstd, ct),
          w = weight.defined() ? dense(weight, ct) : Tensor();
   Tensor gx = empty_tensor(input.sizes(), ct);
-  Tensor gw = weight.defined() ? empty_tensor({C}, ct) : Tensor(), gb = weight.defined() ? empty_tensor({C}, ct) : Tensor();
+  Tensor gw = empty_tensor({C}, ct), gb = empty_tensor({C}, ct);  // bias may be given without weight
   {
     PinnedWork work({&g, &x, &gx}, x.numel());
     visit_float(ct, [&](auto tag) {
@@ -974,8 +974,8 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
                                  ptr<T>(gb), N, C, HxW, group);
     });
   }
-  const ScalarType wt = weight.defined() ? weight.dtype() : ct;
-  return {as_dtype(gx, input.dtype()), gw.defined() ? as_dtype(gw, wt) : gw, gb.defined() ? as_dtype(gb, wt) : gb};
+  const ScalarType wt = weight.defined() ? weight.dtype() : input.dtype();
+  return {as_dtype(gx, input.dtype()), as_dtype(gw, wt), as_dtype(gb, wt)};
 }
 
 std::tuple<Tensor, Tensor> _fused_rms_norm(const Tensor& input, IntList normalized_shape, const Tensor& weight,

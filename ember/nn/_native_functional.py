@@ -31,6 +31,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "batch_norm", "layer_norm", "group_norm", "rms_norm", "embedding",
+    "interpolate", "unfold", "fold", "scaled_dot_product_attention",
 ]
 
 # ---- arguments ----
@@ -720,3 +721,167 @@ def _embedding_renorm_(weight, indices, max_norm: float, norm_type: float) -> No
         norms = _C.linalg_vector_norm(picked, float(norm_type), [1], True)
         scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), _C.ones_like(norms))
         weight.index_copy_(0, rows, picked * scale)
+
+
+# ---- interpolation, unfold/fold, attention (compositions of the ops above) ----
+
+def _resize_plan(input, size, scale_factor, recompute_scale_factor):
+    """(output sizes, the scale factors torch's kernels use, None where in / out applies)."""
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * dim
+        if len(sizes) != dim:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(input.shape[2:])} and output size of {size}.")
+        return [int(s) for s in sizes], [None] * dim
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * dim
+    if len(scales) != dim:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input with "
+                         f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}.")
+    sizes = [int(math.floor(input.size(2 + i) * float(s))) for i, s in enumerate(scales)]
+    return sizes, [None] * dim if recompute_scale_factor else [float(s) for s in scales]
+
+
+def _source_positions(n_in: int, n_out: int, scale, align_corners, dtype):
+    """Where each output position samples the input, in torch's float arithmetic: nearest
+    when align_corners is None, else the linear modes' (clamped at 0) source coordinate."""
+    from .. import arange, float32, tensor
+
+    ct = float32 if dtype != _C.float64 else dtype
+    if align_corners:
+        ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale else n_in / n_out
+    dst = arange(n_out, dtype=ct)
+    ratio_t = tensor(ratio, dtype=ct)
+    if align_corners is None:  # nearest
+        return _C.clamp((dst * ratio_t).floor(), None, n_in - 1).long()
+    if align_corners:
+        return dst * ratio_t
+    return _C.clamp((dst + 0.5) * ratio_t - 0.5, 0.0, None)
+
+
+def _resample(x, dim: int, n_out: int, scale, align_corners, linear: bool):
+    n_in = x.size(dim)
+    src = _source_positions(n_in, n_out, scale, None if not linear else align_corners, x.dtype)
+    if not linear:
+        return x.index_select(dim, src)
+    i0 = src.long()  # src >= 0: truncation is floor
+    i1 = _C.clamp(i0 + 1, None, n_in - 1)
+    l1 = (src - i0.to(src.dtype)).to(x.dtype)
+    shape = [1] * x.dim()
+    shape[dim] = n_out
+    l1 = l1.view(shape)
+    return x.index_select(dim, i0) * (1 - l1) + x.index_select(dim, i1) * l1
+
+
+def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                recompute_scale_factor=None, antialias: bool = False):
+    """Resizes (N, C, L) or (N, C, H, W): mode 'nearest' (torch's floor rule), 'linear' or
+    'bilinear' (align_corners as torch's), as index_select and lerps (so autograd gives
+    torch's gradients)."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("interpolate: antialias is not supported by ember yet")
+    sizes, scales = _resize_plan(input, size, scale_factor, recompute_scale_factor)
+    supported = {("nearest", 3), ("nearest", 4), ("linear", 3), ("bilinear", 4)}
+    if (mode, input.dim()) not in supported:
+        if mode in ("linear", "bilinear", "trilinear", "bicubic") and input.dim() in (3, 4, 5):
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{ {'linear': 3, 'bilinear': 4, 'trilinear': 5, 'bicubic': 4}[mode] }D input")
+        raise NotImplementedError(f"interpolate: mode '{mode}' on {input.dim()}-D input is not supported by ember yet")
+    out = input
+    for i, (n, s) in enumerate(zip(sizes, scales)):
+        out = _resample(out, 2 + i, n, s, align_corners, mode != "nearest")
+    return out
+
+
+def _eye_weight(channels: int, kh: int, kw: int, like):
+    """The (C * kh * kw, 1, kh, kw) weight whose grouped convolution copies each tap:
+    unfold as a convolution."""
+    from .. import eye
+
+    k = kh * kw
+    return eye(k, dtype=like.dtype).view(k, 1, kh, kw).repeat(channels, 1, 1, 1)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding windows of (N, C, H, W) as columns: (N, C * kh * kw, L)."""
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    x = input.unsqueeze(0) if input.dim() == 3 else input
+    kh, kw = _tuple(kernel_size, 2, "kernel_size")
+    c = x.size(1)
+    cols = _C.convolution(x, _eye_weight(c, kh, kw, x), None, _tuple(stride, 2, "stride"),
+                          _tuple(padding, 2, "padding"), _tuple(dilation, 2, "dilation"), False, [0, 0], c)
+    cols = cols.reshape(x.size(0), c * kh * kw, -1)
+    return cols.squeeze(0) if input.dim() == 3 else cols
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of unfold: (N, C * kh * kw, L) columns summed into (N, C, H, W)."""
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
+                                  f"(got {input.dim()}D)")
+    x = input.unsqueeze(0) if input.dim() == 2 else input
+    kh, kw = _tuple(kernel_size, 2, "kernel_size")
+    (h, w), (sh, sw) = _tuple(output_size, 2, "output_size"), _tuple(stride, 2, "stride")
+    (ph, pw), (dh, dw) = _tuple(padding, 2, "padding"), _tuple(dilation, 2, "dilation")
+    if x.size(1) % (kh * kw):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={x.size(1)} and kernel_size=({kh}, {kw})")
+    c = x.size(1) // (kh * kw)
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if oh * ow != x.size(2):
+        raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), "
+                           f"padding=({ph}, {pw}), stride=({sh}, {sw}), expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {oh} * {ow} = {oh * ow}, but got "
+                           f"input.size(2)={x.size(2)}.")
+    extra = [h - ((oh - 1) * sh - 2 * ph + dh * (kh - 1) + 1), w - ((ow - 1) * sw - 2 * pw + dw * (kw - 1) + 1)]
+    out = _C.convolution(x.reshape(x.size(0), c * kh * kw, oh, ow), _eye_weight(c, kh, kw, x), None, [sh, sw],
+                         [ph, pw], [dh, dw], True, extra, c)
+    return out.squeeze(0) if input.dim() == 2 else out
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale=None, enable_gqa: bool = False):
+    """softmax(q k^T * scale + mask) v over (..., L, E) queries and (..., S, E) keys: a bool
+    mask keeps where True, a float one is added; is_causal masks the future."""
+    from .. import bernoulli, ones_like, ones
+
+    L, S = query.size(-2), key.size(-2)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.size(-1))
+    if enable_gqa and key.dim() >= 3 and query.size(-3) != key.size(-3):
+        reps = query.size(-3) // key.size(-3)
+        key = key.repeat_interleave(reps, -3)
+        value = value.repeat_interleave(reps, -3)
+    scores = query.matmul(key.transpose(-2, -1)) * scale  # (..., L, S)
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        future = ones(L, S, dtype=_C.bool).triu(1)
+        scores = _C.masked_fill(scores, future, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == _C.bool:
+            scores = _C.masked_fill(scores, attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = _C.softmax(scores, -1)
+    if dropout_p > 0.0:
+        keep = bernoulli(ones_like(weights) * (1.0 - dropout_p))
+        weights = weights * keep / (1.0 - dropout_p)
+    return weights.matmul(value)
