@@ -610,7 +610,7 @@ def test_batch_norm_training(shape, affine):
         out = F.batch_norm(x, rm, rv, *wb, training=True, momentum=0.3, eps=1e-4)
         return out, rm, rv
     args = [rand(*shape)] + ([w, b] if affine else [])
-    check(fn, *args)
+    check(fn, *args, double=True)
     check_forward32(fn, *args)
     check(fn, *[rand(*shape, transpose=True)] + args[1:])
 
@@ -619,7 +619,8 @@ def test_batch_norm_eval_and_errors():
     x = rand(4, 3, 5)
     rm, rv = rand(3, grad=False, seed=7), rand(3, low=0.5, high=2, grad=False, seed=8)
     check(lambda F, L, x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False), x, rm, rv, rand(3, seed=5),
-          rand(3, seed=6))
+          rand(3, seed=6), double=True)
+    check(lambda F, L, x, b: F.batch_norm(x, None, None, None, b, training=True), x, rand(3, seed=6))
     check(lambda F, L, x, m, v: F.batch_norm(x, m, v, training=False), x, rm, rv)
     check(lambda F, L, x: F.batch_norm(x, None, None, training=True), x)
     check_error(lambda F, L, x: F.batch_norm(x, None, None, training=True), rand(1, 3))
@@ -636,7 +637,7 @@ def test_layer_norm(shape, normalized, affine):
     if affine == "both":
         args.append(rand(*normalized, seed=6))
     fn = lambda F, L, x, *wb: F.layer_norm(x, normalized, *wb, eps=1e-4)  # noqa: E731
-    check(fn, *args)
+    check(fn, *args, double=True)
     check_forward32(fn, *args)
     check(fn, *[rand(*shape, transpose=True)] + args[1:])
     check(lambda F, L, x, *wb: L.native_layer_norm(x, list(normalized), *wb, *([None] * (2 - len(wb))), 1e-4)[1:],
@@ -656,7 +657,7 @@ def test_group_norm(shape, groups, affine):
     c = shape[1]
     args = [rand(*shape)] + ([rand(c, low=0.5, high=2, seed=5), rand(c, seed=6)] if affine else [])
     fn = lambda F, L, x, *wb: F.group_norm(x, groups, *wb, eps=1e-4)  # noqa: E731
-    check(fn, *args)
+    check(fn, *args, double=True)
     check_forward32(fn, *args)
 
 
@@ -672,7 +673,7 @@ def test_group_norm_errors():
 def test_rms_norm(shape, normalized, weight, eps):
     args = [rand(*shape)] + ([rand(*normalized, low=0.5, high=2, seed=5)] if weight else [])
     fn = lambda F, L, x, *w: F.rms_norm(x, normalized, *w, eps=eps)  # noqa: E731
-    check(fn, *args)
+    check(fn, *args, double=True)
     check_forward32(fn, *args)
 
 

@@ -189,8 +189,9 @@ Tensor mean_over(const Tensor& t, const std::vector<int64_t>& dims) {
   return mean_dim(t, IntList(dims), true, std::nullopt);
 }
 
+// The sum over dims, shaped `shape` (no dims: t itself, where sum would reduce them all).
 Tensor sum_over(const Tensor& t, const std::vector<int64_t>& dims, IntList shape) {
-  return reshape(sum_dim_IntList(t, IntList(dims), false, std::nullopt), shape);
+  return reshape(dims.empty() ? t : sum_dim_IntList(t, IntList(dims), false, std::nullopt), shape);
 }
 
 // With xhat the normalized input, rstd its scale and gs = grad * weight, over the
@@ -250,7 +251,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Te
   for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
   Dims channel(input.dim());  // (1, C, 1, ...)
   for (int64_t d = 0; d < input.dim(); ++d) channel[d] = d == 1 ? input.sizes()[1] : 1;
-  const IntList c_shape{input.sizes()[1]};
+  const Dims c_shape{input.sizes()[1]};
   Tensor w = weight.defined() ? reshape(weight, channel) : Tensor();
   Tensor gs = w.defined() ? grad * w : grad;
   Tensor xhat, gx;
