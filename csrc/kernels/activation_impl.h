@@ -22,8 +22,17 @@ template <class C>
 constexpr bool floating = std::is_floating_point_v<C>;
 
 template <class C>
-inline C sigmoid(C x) {
+[[gnu::always_inline]] inline C sigmoid(C x) {
   return C(1) / (C(1) + nn::exp_fast(-x));
+}
+
+// tanh(log(1 + e^x)) = q / (q + 2) with q = e^x (e^x + 2), which vectorizes (exactly 1
+// in float above x = 20, where e^2x would overflow q).
+template <class C>
+[[gnu::always_inline]] inline C tanh_softplus(C x) {
+  const C e = nn::exp_fast(x);
+  const C q = e * (e + C(2));
+  return nn::blend(x > C(20), C(1), q / (q + C(2)));
 }
 
 // elu's three constants, as torch's kernels name them.
@@ -50,12 +59,12 @@ namespace ember::kernels::unary {
     }                                                     \
   };
 
-EMBER_ACTIVATION(gelu, C(0.5) * x * (C(1) + C(std::erf(x * C(activation::kSqrtHalf)))))
+EMBER_ACTIVATION(gelu, C(0.5) * x * (C(1) + nn::erf_fast(x * C(activation::kSqrtHalf))))
 EMBER_ACTIVATION(gelu_tanh, C(0.5) * x *
-                                (C(1) + C(std::tanh(C(activation::kSqrt2OverPi) *
-                                                    (x + C(activation::kGeluKappa) * x * x * x)))))
+                                (C(1) + nn::tanh_fast(C(activation::kSqrt2OverPi) *
+                                                      (x + C(activation::kGeluKappa) * x * x * x))))
 EMBER_ACTIVATION(silu, x * activation::sigmoid(x))
-EMBER_ACTIVATION(mish, x * C(std::tanh(std::log1p(nn::exp_fast(x)))))
+EMBER_ACTIVATION(mish, x * activation::tanh_softplus(x))
 EMBER_ACTIVATION(hardswish, x * (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6))
 EMBER_ACTIVATION(hardsigmoid, (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6))
 EMBER_ACTIVATION(log_sigmoid, (x < C(0) ? x : C(0)) - C(std::log1p(nn::exp_fast(-std::abs(x)))))
@@ -133,14 +142,25 @@ namespace ember::kernels::binary {
     }                                                     \
   };
 
-EMBER_ACTIVATION_GRAD(gelu_backward,
-                      g * (C(0.5) * (C(1) + C(std::erf(x * C(activation::kSqrtHalf)))) +
-                           x * C(activation::kInvSqrt2Pi) * nn::exp_fast(C(-0.5) * x * x)))
 EMBER_ACTIVATION_GRAD(silu_backward, g * activation::sigmoid(x) * (C(1) + x * (C(1) - activation::sigmoid(x))))
 EMBER_ACTIVATION_GRAD(hardswish_backward, x <= C(-3) ? C(0) : x < C(3) ? g * (x / C(3) + C(0.5)) : g)
 EMBER_ACTIVATION_GRAD(hardsigmoid_backward, (x > C(-3) && x < C(3)) ? g / C(6) : C(0))
 EMBER_ACTIVATION_GRAD(log_sigmoid_backward, g * activation::sigmoid(-x))
 #undef EMBER_ACTIVATION_GRAD
+
+// g (Phi(x) + x phi(x)); e^(-x^2 / 2) serves both.
+template <class C>
+struct gelu_backward_fn {
+  C operator()(C g, C x) const {
+    if constexpr (!activation::floating<C>) {
+      return g;
+    } else {
+      const C e = nn::exp_fast(C(-0.5) * x * x);
+      const C cdf = C(0.5) * (C(1) + nn::erf_with_exp(x * C(activation::kSqrtHalf), e));
+      return g * (cdf + x * C(activation::kInvSqrt2Pi) * e);
+    }
+  }
+};
 
 template <class C>
 struct gelu_tanh_backward_fn {
@@ -150,7 +170,7 @@ struct gelu_tanh_backward_fn {
     } else {
       const C k = C(activation::kSqrt2OverPi), kappa = C(activation::kGeluKappa);
       const C x2 = x * x;
-      const C t = C(std::tanh(k * (x + kappa * x2 * x)));
+      const C t = nn::tanh_fast(k * (x + kappa * x2 * x));
       const C left = C(0.5) * x, right = C(1) + t;
       const C right_derivative = left * (C(1) - t * t) * k * (C(1) + C(3) * kappa * x2);
       return g * (C(0.5) * right + right_derivative);
@@ -164,7 +184,7 @@ struct mish_backward_fn {
     if constexpr (!activation::floating<C>) {
       return g;
     } else {
-      const C t = C(std::tanh(std::log1p(nn::exp_fast(x))));
+      const C t = activation::tanh_softplus(x);
       return g * (t + x * activation::sigmoid(x) * (C(1) - t * t));
     }
   }

@@ -56,7 +56,7 @@ void softmax_columns(const T* x, T* y, int64_t n, int64_t inner, int64_t w, bool
   for (int64_t j = 0; j < w; ++j) m[j] = -std::numeric_limits<T>::infinity(), s[j] = 0;
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;
-    for (int64_t j = 0; j < w; ++j) m[j] = (r[j] > m[j] || r[j] != r[j]) ? r[j] : m[j];
+    for (int64_t j = 0; j < w; ++j) m[j] = blend((r[j] > m[j]) | (r[j] != r[j]), r[j], m[j]);  // NaN sticks
   }
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;

@@ -272,6 +272,66 @@ Dims conv_output_spatial(IntList in_spatial, IntList kernel, IntList stride, Int
   return out;
 }
 
+// The output shape of convolution(input, weight, ...) after torch's checks of the
+// arguments (dims, parameters, channels and groups, a kernel that fits).
+Dims conv_output_shape(IntList input, IntList weight, IntList stride, IntList padding, IntList dilation,
+                       bool transposed, IntList output_padding, int64_t groups) {
+  EMBER_CHECK(weight.size() == 3 || weight.size() == 4, Runtime,
+              "convolution: expected a 3-D or 4-D weight (1-D or 2-D convolution), but got weight of size ",
+              sizes_str(weight));
+  const int64_t nd = int64_t(weight.size()) - 2;
+  EMBER_CHECK(input.size() == weight.size(), Runtime, "Expected ", nd + 2, "-dimensional input for ", nd + 2,
+              "-dimensional weight ", sizes_str(weight), ", but got ", input.size(), "-dimensional input of size ",
+              sizes_str(input), " instead");
+  for (int64_t v : input) EMBER_CHECK(v >= 0, Runtime, "convolution: negative size in input ", sizes_str(input));
+  for (int64_t v : weight) EMBER_CHECK(v >= 0, Runtime, "convolution: negative size in weight ", sizes_str(weight));
+  for (int64_t i = 2; i < nd + 2; ++i)
+    EMBER_CHECK(weight[i] > 0, Runtime, "convolution: weight ", sizes_str(weight), " has an empty kernel");
+  check_conv_params(stride, padding, dilation, output_padding, groups, nd, transposed);
+  const int64_t cin = input[1];
+  IntList ks(weight.data() + 2, size_t(nd)), in_sp(input.data() + 2, size_t(nd));
+  EMBER_CHECK(weight[0] % groups == 0, Runtime, "Given groups=", groups, ", expected weight to be divisible by ",
+              groups, " at dimension 0, but got weight of size ", sizes_str(weight), " instead");
+  int64_t cout;
+  if (transposed) {
+    EMBER_CHECK(cin == weight[0], Runtime, "Given transposed=1, weight of size ", sizes_str(weight),
+                ", expected input", sizes_str(input), " to have ", weight[0], " channels, but got ", cin,
+                " channels instead");
+    cout = weight[1] * groups;
+  } else {
+    EMBER_CHECK(cin == weight[1] * groups, Runtime, "Given groups=", groups, ", weight of size ", sizes_str(weight),
+                ", expected input", sizes_str(input), " to have ", weight[1] * groups, " channels, but got ", cin,
+                " channels instead");
+    cout = weight[0];
+    Dims p = expand_param(padding, nd, "padding"), d = expand_param(dilation, nd, "dilation");
+    bool fits = true;
+    std::string padded, kernel;
+    for (int64_t i = 0; i < nd; ++i) {
+      const int64_t span = in_sp[i] + 2 * p[i], need = d[i] * (ks[i] - 1) + 1;
+      fits = fits && span >= need;
+      padded += (i ? " x " : "") + std::to_string(span);
+      kernel += (i ? " x " : "") + std::to_string(need);
+    }
+    EMBER_CHECK(fits, Runtime, "Calculated padded input size per channel: (", padded, "). Kernel size: (", kernel,
+                "). Kernel size can't be greater than actual input size");
+  }
+  Dims out{input[0], cout};
+  for (int64_t v : conv_output_spatial(in_sp, ks, stride, padding, dilation, output_padding, transposed))
+    out.push_back(v);
+  for (size_t i = 2; i < out.size(); ++i)
+    EMBER_CHECK(out[i] > 0, Runtime, "convolution: the output size ", sizes_str(out), " is too small");
+  return out;
+}
+
+// The backward ops' arguments describe one convolution: grad_output must have its output's shape.
+void check_conv_grad(const Tensor& grad_output, IntList input, IntList weight, IntList stride, IntList padding,
+                     IntList dilation, bool transposed, IntList output_padding, int64_t groups) {
+  const Dims out =
+      conv_output_shape(input, weight, stride, padding, dilation, transposed, output_padding, groups);
+  EMBER_CHECK(grad_output.sizes() == IntList(out), Runtime, "convolution backward: expected grad_output of size ",
+              sizes_str(out), ", but got ", sizes_str(grad_output.sizes()));
+}
+
 Tensor run_conv(const char* which, const ConvCall& call, ScalarType ct, std::initializer_list<const Tensor*> ins,
                 Tensor out, const Tensor& bias) {
   PinnedWork work({ins.begin()[0], ins.begin()[1], &out, &bias},
@@ -407,6 +467,25 @@ Dims stat_sizes(const Tensor& input, int64_t k) {  // (*, 1, ..., 1)
   Dims s(input.sizes());
   for (int64_t i = input.dim() - k; i < input.dim(); ++i) s[i] = 1;
   return s;
+}
+
+void check_same_size(const Tensor& grad, const Tensor& input, const char* op) {
+  EMBER_CHECK(grad.sizes() == input.sizes(), Runtime, op, ": expected grad_out of size ", sizes_str(input.sizes()),
+              ", but got ", sizes_str(grad.sizes()));
+}
+
+void check_stat(const Tensor& t, int64_t n, const char* op) {
+  EMBER_CHECK(t.numel() == n, Runtime, op, ": expected a statistic of ", n, " elements, but got size ",
+              sizes_str(t.sizes()));
+}
+
+// N * C * HxW must be input's element count (each non-negative; no overflow).
+void check_group_sizes(const Tensor& input, int64_t N, int64_t C, int64_t HxW) {
+  const int64_t sizes[] = {N, C, HxW};
+  bool ok = N >= 0 && C >= 0 && HxW >= 0;
+  if (ok) ok = checked_numel(IntList(sizes, 3), "native_group_norm") == input.numel();
+  EMBER_CHECK(ok, Runtime, "Expected the input to have N * C * HxW = ", N, " * ", C, " * ", HxW,
+              " elements, but got input of size ", sizes_str(input.sizes()));
 }
 
 double dtype_epsilon(ScalarType t) {
@@ -580,54 +659,13 @@ Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride, IntList padding,
                    IntList dilation, bool transposed, IntList output_padding, int64_t groups) {
-  EMBER_CHECK(weight.dim() == 3 || weight.dim() == 4, Runtime,
-              "convolution: expected a 3-D or 4-D weight (1-D or 2-D convolution), but got weight of size ",
-              sizes_str(weight.sizes()));
-  const int64_t nd = weight.dim() - 2;
-  EMBER_CHECK(input.dim() == weight.dim(), Runtime, "Expected ", nd + 2, "-dimensional input for ", nd + 2,
-              "-dimensional weight ", sizes_str(weight.sizes()), ", but got ", input.dim(),
-              "-dimensional input of size ", sizes_str(input.sizes()), " instead");
-  check_conv_params(stride, padding, dilation, output_padding, groups, nd, transposed);
   check_conv_dtypes(input, weight, bias);
-  const int64_t cin = input.sizes()[1];
-  IntList ks(weight.sizes().data() + 2, size_t(nd)), in_sp(input.sizes().data() + 2, size_t(nd));
-  int64_t cout;
-  if (transposed) {
-    EMBER_CHECK(cin == weight.sizes()[0], Runtime, "Given transposed=1, weight of size ", sizes_str(weight.sizes()),
-                ", expected input", sizes_str(input.sizes()), " to have ", weight.sizes()[0],
-                " channels, but got ", cin, " channels instead");
-    EMBER_CHECK(weight.sizes()[0] % groups == 0, Runtime, "Given groups=", groups,
-                ", expected weight to be divisible by ", groups, " at dimension 0, but got weight of size ",
-                sizes_str(weight.sizes()), " instead");
-    cout = weight.sizes()[1] * groups;
-  } else {
-    EMBER_CHECK(weight.sizes()[0] % groups == 0, Runtime, "Given groups=", groups,
-                ", expected weight to be divisible by ", groups, " at dimension 0, but got weight of size ",
-                sizes_str(weight.sizes()), " instead");
-    EMBER_CHECK(cin == weight.sizes()[1] * groups, Runtime, "Given groups=", groups, ", weight of size ",
-                sizes_str(weight.sizes()), ", expected input", sizes_str(input.sizes()), " to have ",
-                weight.sizes()[1] * groups, " channels, but got ", cin, " channels instead");
-    cout = weight.sizes()[0];
-    Dims p = expand_param(padding, nd, "padding"), d = expand_param(dilation, nd, "dilation");
-    bool fits = true;
-    std::string padded, kernel;
-    for (int64_t i = 0; i < nd; ++i) {
-      const int64_t span = in_sp[i] + 2 * p[i], need = d[i] * (ks[i] - 1) + 1;
-      fits = fits && span >= need;
-      padded += (i ? " x " : "") + std::to_string(span);
-      kernel += (i ? " x " : "") + std::to_string(need);
-    }
-    EMBER_CHECK(fits, Runtime, "Calculated padded input size per channel: (", padded, "). Kernel size: (", kernel,
-                "). Kernel size can't be greater than actual input size");
-  }
+  const Dims out_sizes =
+      conv_output_shape(input.sizes(), weight.sizes(), stride, padding, dilation, transposed, output_padding, groups);
+  const int64_t cout = out_sizes[1];
   EMBER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.sizes()[0] == cout), Runtime, "Given weight of size ",
               sizes_str(weight.sizes()), ", expected bias to be 1-dimensional with ", cout,
               " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
-  Dims out_sizes{input.sizes()[0], cout};
-  for (int64_t v : conv_output_spatial(in_sp, ks, stride, padding, dilation, output_padding, transposed))
-    out_sizes.push_back(v);
-  for (int64_t i = 2; i < int64_t(out_sizes.size()); ++i)
-    EMBER_CHECK(out_sizes[i] > 0, Runtime, "convolution: the output size ", sizes_str(out_sizes), " is too small");
   const ScalarType ct = compute_dtype(input.dtype());
   Tensor x = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
   Tensor out = empty_tensor(out_sizes, ct);
@@ -644,6 +682,9 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias
 Tensor _convolution_backward_input(const Tensor& grad_output, const Tensor& weight, IntList input_size,
                                    IntList stride, IntList padding, IntList dilation, bool transposed,
                                    IntList output_padding, int64_t groups) {
+  check_floating(weight, "_convolution_backward_input");
+  check_conv_grad(grad_output, input_size, weight.sizes(), stride, padding, dilation, transposed, output_padding,
+                  groups);
   const ScalarType ct = compute_dtype(weight.dtype());
   Tensor g = dense(grad_output, ct), w = dense(weight, ct);
   Tensor out = empty_tensor(input_size, ct);
@@ -660,6 +701,9 @@ Tensor _convolution_backward_input(const Tensor& grad_output, const Tensor& weig
 Tensor _convolution_backward_weight(const Tensor& grad_output, const Tensor& input, IntList weight_size,
                                     IntList stride, IntList padding, IntList dilation, bool transposed,
                                     IntList output_padding, int64_t groups) {
+  check_floating(input, "_convolution_backward_weight");
+  check_conv_grad(grad_output, input.sizes(), weight_size, stride, padding, dilation, transposed, output_padding,
+                  groups);
   const ScalarType ct = compute_dtype(input.dtype());
   Tensor g = dense(grad_output, ct), x = dense(input, ct);
   Tensor out = empty_tensor(weight_size, ct);
@@ -725,6 +769,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntLis
                            std::optional<IntList> stride, std::optional<IntList> padding, bool ceil_mode,
                            bool count_include_pad, std::optional<int64_t> divisor_override) {
   const AvgPoolArgs a = avg_pool_args(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  check_floating(self, "avg_pool2d_backward");
   const ScalarType ct = compute_dtype(self.dtype());
   EMBER_CHECK(grad_output.sizes() == IntList(pooled_sizes(self, a.g.out_h, a.g.out_w)), Runtime,
               "avg_pool2d_backward: grad_output of size ", sizes_str(grad_output.sizes()),
@@ -758,9 +803,12 @@ Tensor adaptive_avg_pool2d(const Tensor& self, IntList output_size) {
 }
 
 Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
-  EMBER_CHECK(grad_output.dim() == self.dim() && grad_output.dim() >= 3, Runtime,
-              "_adaptive_avg_pool2d_backward: grad_output and self must have the same number of dims (3 or 4)");
+  check_floating(self, "_adaptive_avg_pool2d_backward");
   const int64_t nd = self.dim();
+  bool same_planes = grad_output.dim() == nd && nd >= 3;
+  for (int64_t d = 0; same_planes && d < nd - 2; ++d) same_planes = grad_output.sizes()[d] == self.sizes()[d];
+  EMBER_CHECK(same_planes, Runtime, "_adaptive_avg_pool2d_backward: grad_output of size ",
+              sizes_str(grad_output.sizes()), " does not match self of size ", sizes_str(self.sizes()));
   const nk::PoolGeometry g =
       adaptive_geometry(self, {grad_output.sizes()[nd - 2], grad_output.sizes()[nd - 1]}, "adaptive_avg_pool2d");
   const ScalarType ct = compute_dtype(self.dtype());
@@ -855,7 +903,14 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
                                                               const Tensor& weight, const Tensor& running_mean,
                                                               const Tensor& running_var, const Tensor& save_mean,
                                                               const Tensor& save_invstd, bool train, double eps) {
+  EMBER_CHECK(input.dim() >= 2, Runtime, "batch_norm: expected input with at least 2 dims (N, C, ...), but got ",
+              sizes_str(input.sizes()));
+  check_floating(input, "batch_norm_backward");
+  check_same_size(grad_out, input, "native_batch_norm_backward");
   const int64_t N = input.sizes()[0], C = input.sizes()[1], S = product(input.sizes(), 2);
+  for (const Tensor* t : {&weight, &running_mean, &running_var, &save_mean, &save_invstd})
+    EMBER_CHECK(!t->defined() || t->numel() == C, Runtime, "native_batch_norm_backward: expected ", C,
+                " elements per statistic and weight, but got ", t->numel());
   const ScalarType ct = compute_dtype(input.dtype());
   Tensor g = dense(grad_out, ct), x = dense(input, ct), w = weight.defined() ? dense(weight, ct) : Tensor();
   std::vector<double> mean(C), invstd(C);
@@ -909,7 +964,11 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
                                                               IntList normalized_shape, const Tensor& mean,
                                                               const Tensor& rstd, const Tensor& weight,
                                                               const Tensor& bias) {
+  check_floating(input, "native_layer_norm_backward");
   auto [rows, n] = norm_rows(input, normalized_shape, weight, bias);
+  check_same_size(grad_out, input, "native_layer_norm_backward");
+  check_stat(mean, rows, "native_layer_norm_backward");
+  check_stat(rstd, rows, "native_layer_norm_backward");
   const ScalarType ct = compute_dtype(input.dtype());
   Tensor g = dense(grad_out, ct), x = dense(input, ct), m = dense(mean, ct), r = dense(rstd, ct),
          w = weight.defined() ? dense(weight, ct) : Tensor();
@@ -933,8 +992,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
   check_floating(input, "GroupNormKernelImpl");
   EMBER_CHECK(group > 0 && C % group == 0, Runtime, "Expected number of channels in input to be divisible by ",
               "num_groups, but got input of shape ", sizes_str(input.sizes()), " and num_groups=", group);
-  EMBER_CHECK(input.numel() == N * C * HxW, Runtime, "Expected the input to have ", N * C * HxW,
-              " elements, but got input of size ", sizes_str(input.sizes()));
+  check_group_sizes(input, N, C, HxW);
   for (const Tensor* t : {&weight, &bias})
     EMBER_CHECK(!t->defined() || t->numel() == C, Runtime, "Expected weight to be a vector of size equal to the ",
                 "number of channels in input, but got weight of shape ", sizes_str(t->sizes()),
@@ -959,8 +1017,15 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
                                                               const Tensor& mean, const Tensor& rstd,
                                                               const Tensor& weight, int64_t N, int64_t C, int64_t HxW,
                                                               int64_t group) {
-  EMBER_CHECK(group > 0 && C % group == 0 && input.numel() == N * C * HxW, Runtime,
-              "native_group_norm_backward: the sizes do not match the input");
+  check_floating(input, "native_group_norm_backward");
+  EMBER_CHECK(group > 0 && C % group == 0, Runtime, "native_group_norm_backward: ", C,
+              " channels do not split into ", group, " groups");
+  check_group_sizes(input, N, C, HxW);
+  check_same_size(grad_out, input, "native_group_norm_backward");
+  check_stat(mean, N * group, "native_group_norm_backward");
+  check_stat(rstd, N * group, "native_group_norm_backward");
+  EMBER_CHECK(!weight.defined() || weight.numel() == C, Runtime, "native_group_norm_backward: expected a weight of ",
+              C, " elements, but got ", weight.numel());
   const ScalarType ct = compute_dtype(input.dtype());
   Tensor g = dense(grad_out, ct), x = dense(input, ct), m = dense(mean, ct), r = dense(rstd, ct),
          w = weight.defined() ? dense(weight, ct) : Tensor();
@@ -1000,7 +1065,10 @@ std::tuple<Tensor, Tensor> _fused_rms_norm(const Tensor& input, IntList normaliz
 std::tuple<Tensor, Tensor> _fused_rms_norm_backward(const Tensor& grad_out, const Tensor& input,
                                                     IntList normalized_shape, const Tensor& rstd,
                                                     const Tensor& weight) {
+  check_floating(input, "_fused_rms_norm_backward");
   auto [rows, n] = norm_rows(input, normalized_shape, weight, Tensor());
+  check_same_size(grad_out, input, "_fused_rms_norm_backward");
+  check_stat(rstd, rows, "_fused_rms_norm_backward");
   const ScalarType ct = compute_dtype(input.dtype());
   Tensor g = dense(grad_out, ct), x = dense(input, ct), r = dense(rstd, ct),
          w = weight.defined() ? dense(weight, ct) : Tensor();
