@@ -757,3 +757,45 @@ def test_scaled_dot_product_attention(causal, mask):
         args.append(rand(4, 5, seed=4, grad=False))
     check(lambda F, L, q, k, v, *m: F.scaled_dot_product_attention(q, k, v, *m, is_causal=causal), *args)
     check(lambda F, L, q, k, v, *m: F.scaled_dot_product_attention(q, k, v, *m, is_causal=causal, scale=0.3), *args)
+
+
+# ---------------------------------------------------------------- every formula runs
+
+def _first_and_second_order(fn, *shapes, ints_at=None):
+    """A graph through fn's node and, built with create_graph, its backward ops' nodes."""
+    def make():
+        gen = np.random.default_rng(0)
+        ins = [ember.tensor(gen.uniform(0.5, 1.5, size=s).tolist(), dtype=ember.float64).reshape(s).requires_grad_()
+               for s in shapes]
+        out = fn(*ins)
+        out = out[0] if isinstance(out, (tuple, list)) else out
+        grads = ember.autograd.grad((out * out).sum(), ins, create_graph=True, allow_unused=True)
+        return out.sum() + sum(g.sum() for g in grads if g is not None and g.requires_grad)
+    return make
+
+
+# For tests/test_autograd.py::test_every_derivative_is_exercised: graphs whose nodes cover
+# every formula of the nn section of declarations/derivatives.yaml.
+DERIVATIVE_GRAPHS = [
+    _first_and_second_order(lambda x: EF.softmax(x, 1), (3, 4)),
+    _first_and_second_order(lambda x: EF.log_softmax(x, 1), (3, 4)),
+    _first_and_second_order(lambda x: EF.nll_loss(x, ember.tensor([0, 2, 1])), (3, 4)),
+    _first_and_second_order(lambda x, y: EF.mse_loss(x, y), (3, 4), (3, 4)),
+    _first_and_second_order(lambda x, y: EF.smooth_l1_loss(x, y, beta=0.5), (3, 4), (3, 4)),
+    _first_and_second_order(lambda x, y: EF.huber_loss(x, y), (3, 4), (3, 4)),
+    _first_and_second_order(lambda x, y: EF.binary_cross_entropy(x * 0.5, y * 0.5), (3, 4), (3, 4)),
+    _first_and_second_order(lambda x, y: EF.binary_cross_entropy_with_logits(x, y), (3, 4), (3, 4)),
+    *[_first_and_second_order(lambda x, n=name: getattr(EF, n)(x - 1.0), (3, 4))
+      for name in ("gelu", "silu", "mish", "softplus", "elu", "selu", "celu", "leaky_relu", "hardtanh", "hardswish",
+                   "hardsigmoid", "logsigmoid")],
+    _first_and_second_order(lambda x, w, b: EF.conv2d(x, w, b, padding=1), (2, 3, 5, 5), (4, 3, 3, 3), (4,)),
+    _first_and_second_order(lambda x: EF.max_pool2d(x, 2), (1, 2, 4, 4)),
+    _first_and_second_order(lambda x: EF.adaptive_max_pool2d(x, 2), (1, 2, 4, 4)),
+    _first_and_second_order(lambda x: EF.avg_pool2d(x, 2), (1, 2, 4, 4)),
+    _first_and_second_order(lambda x: EF.adaptive_avg_pool2d(x, 3), (1, 2, 4, 4)),
+    _first_and_second_order(lambda x, w, b: EF.batch_norm(x, None, None, w, b, training=True), (4, 3), (3,), (3,)),
+    _first_and_second_order(lambda x, w, b: EF.layer_norm(x, (4,), w, b), (3, 4), (4,), (4,)),
+    _first_and_second_order(lambda x, w, b: EF.group_norm(x, 2, w, b), (2, 4, 3), (4,), (4,)),
+    _first_and_second_order(lambda x, w: EF.rms_norm(x, (4,), w), (3, 4), (4,)),
+    _first_and_second_order(lambda w: EF.embedding(ember.tensor([0, 2, 2]), w), (3, 4)),
+]
