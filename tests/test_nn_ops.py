@@ -719,10 +719,10 @@ def test_embedding_max_norm_and_errors():
     ((2, 3, 5), dict(size=8)), ((2, 3, 5), dict(scale_factor=2.5)), ((1, 2, 4, 5), dict(size=(7, 3))),
     ((1, 2, 4, 5), dict(scale_factor=1.7)), ((1, 2, 6, 6), dict(scale_factor=0.5)),
     ((1, 2, 4, 5), dict(scale_factor=(2, 3), recompute_scale_factor=True))])
-@pytest.mark.parametrize("mode, align", [("nearest", None), ("linear", False), ("linear", True), ("bilinear", False),
-                                         ("bilinear", True)])
+@pytest.mark.parametrize("mode, align", [("nearest", None), ("nearest-exact", None), ("area", None), ("linear", False),
+                                         ("linear", True), ("bilinear", False), ("bilinear", True)])
 def test_interpolate(shape, kw, mode, align):
-    if (mode == "linear") != (len(shape) == 3) and mode != "nearest":
+    if (mode == "linear") != (len(shape) == 3) and mode in ("linear", "bilinear"):
         return
     check(lambda F, L, x: F.interpolate(x, mode=mode, align_corners=align, **kw), rand(*shape), double=True)
 

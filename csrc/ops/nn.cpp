@@ -332,18 +332,22 @@ void check_conv_grad(const Tensor& grad_output, IntList input, IntList weight, I
               sizes_str(out), ", but got ", sizes_str(grad_output.sizes()));
 }
 
-Tensor run_conv(const char* which, const ConvCall& call, ScalarType ct, std::initializer_list<const Tensor*> ins,
-                Tensor out, const Tensor& bias) {
-  PinnedWork work({ins.begin()[0], ins.begin()[1], &out, &bias},
-                  out.numel() * (call.c.Cx / call.c.groups) * call.c.kh * call.c.kw);
-  const Tensor& a = *ins.begin()[0];
-  const Tensor& b = *ins.begin()[1];
-  const std::string w(which);
+// The three products of kernels/nn.h, on (a, b) = (x, w), (y, w) or (x, y) of the call's
+// plain-convolution geometry, writing out.
+enum class ConvPass { Forward, Input, Weight };
+
+Tensor run_conv(ConvPass pass, const ConvCall& call, ScalarType ct, const Tensor& a, const Tensor& b, Tensor out,
+                const Tensor& bias) {
+  const nk::Conv& c = call.c;
+  const double macs = double(c.N) * double(c.Cy) * double(c.Hy * c.Wy) * double(c.Cx / c.groups) * double(c.kh * c.kw);
+  PinnedWork work({&a, &b, &out, &bias}, macs > 1e15 ? int64_t(1e15) : int64_t(macs));
   visit_float(ct, [&](auto tag) {
     using T = decltype(tag);
-    if (w == "forward") nk::conv_forward<T>(call.c, ptr<T>(a), ptr<T>(b), ptr<T>(bias), ptr<T>(out));
-    else if (w == "input") nk::conv_backward_input<T>(call.c, ptr<T>(a), ptr<T>(b), ptr<T>(bias), ptr<T>(out));
-    else nk::conv_backward_weight<T>(call.c, ptr<T>(a), ptr<T>(b), ptr<T>(out));
+    switch (pass) {
+      case ConvPass::Forward: return nk::conv_forward<T>(c, ptr<T>(a), ptr<T>(b), ptr<T>(bias), ptr<T>(out));
+      case ConvPass::Input: return nk::conv_backward_input<T>(c, ptr<T>(a), ptr<T>(b), ptr<T>(bias), ptr<T>(out));
+      case ConvPass::Weight: return nk::conv_backward_weight<T>(c, ptr<T>(a), ptr<T>(b), ptr<T>(out));
+    }
   });
   return out;
 }
@@ -671,10 +675,10 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias
   Tensor out = empty_tensor(out_sizes, ct);
   if (transposed) {  // the gradient of a plain convolution's input, from `input` as its output
     ConvCall call = conv_call(out_sizes, weight.sizes(), input.sizes(), stride, padding, dilation, groups);
-    run_conv("input", call, ct, {&x, &w}, out, b);
+    run_conv(ConvPass::Input, call, ct, x, w, out, b);
   } else {
     ConvCall call = conv_call(input.sizes(), weight.sizes(), out_sizes, stride, padding, dilation, groups);
-    run_conv("forward", call, ct, {&x, &w}, out, b);
+    run_conv(ConvPass::Forward, call, ct, x, w, out, b);
   }
   return as_dtype(out, input.dtype());
 }
@@ -690,10 +694,10 @@ Tensor _convolution_backward_input(const Tensor& grad_output, const Tensor& weig
   Tensor out = empty_tensor(input_size, ct);
   if (transposed) {  // a plain convolution of the gradient
     ConvCall call = conv_call(grad_output.sizes(), weight.sizes(), input_size, stride, padding, dilation, groups);
-    run_conv("forward", call, ct, {&g, &w}, out, Tensor());
+    run_conv(ConvPass::Forward, call, ct, g, w, out, Tensor());
   } else {
     ConvCall call = conv_call(input_size, weight.sizes(), grad_output.sizes(), stride, padding, dilation, groups);
-    run_conv("input", call, ct, {&g, &w}, out, Tensor());
+    run_conv(ConvPass::Input, call, ct, g, w, out, Tensor());
   }
   return as_dtype(out, weight.dtype());
 }
@@ -709,10 +713,10 @@ Tensor _convolution_backward_weight(const Tensor& grad_output, const Tensor& inp
   Tensor out = empty_tensor(weight_size, ct);
   if (transposed) {  // the plain convolution maps grad_output (as x) to input (as y)
     ConvCall call = conv_call(grad_output.sizes(), weight_size, input.sizes(), stride, padding, dilation, groups);
-    run_conv("weight", call, ct, {&g, &x}, out, Tensor());
+    run_conv(ConvPass::Weight, call, ct, g, x, out, Tensor());
   } else {
     ConvCall call = conv_call(input.sizes(), weight_size, grad_output.sizes(), stride, padding, dilation, groups);
-    run_conv("weight", call, ct, {&x, &g}, out, Tensor());
+    run_conv(ConvPass::Weight, call, ct, x, g, out, Tensor());
   }
   return as_dtype(out, input.dtype());
 }

@@ -748,29 +748,33 @@ def _resize_plan(input, size, scale_factor, recompute_scale_factor):
     return sizes, [None] * dim if recompute_scale_factor else [float(s) for s in scales]
 
 
-def _source_positions(n_in: int, n_out: int, scale, align_corners, dtype):
-    """Where each output position samples the input, in torch's float arithmetic: nearest
-    when align_corners is None, else the linear modes' (clamped at 0) source coordinate."""
+def _source_positions(n_in: int, n_out: int, scale, how, dtype):
+    """Where each output position samples the input, in torch's float arithmetic. how:
+    "nearest" (floor), "nearest-exact" (the nearest pixel center), or for the linear
+    modes "align_corners" or "half_pixel" (the source coordinate, clamped at 0)."""
     from .. import arange, float32, tensor
 
     ct = float32 if dtype != _C.float64 else dtype
-    if align_corners:
+    if how == "align_corners":
         ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
     else:
         ratio = 1.0 / scale if scale else n_in / n_out
     dst = arange(n_out, dtype=ct)
     ratio_t = tensor(ratio, dtype=ct)
-    if align_corners is None:  # nearest
+    if how == "nearest":
         return _C.clamp((dst * ratio_t).floor(), None, n_in - 1).long()
-    if align_corners:
+    if how == "nearest-exact":
+        return _C.clamp(((dst + 0.5) * ratio_t).floor(), None, n_in - 1).long()
+    if how == "align_corners":
         return dst * ratio_t
     return _C.clamp((dst + 0.5) * ratio_t - 0.5, 0.0, None)
 
 
-def _resample(x, dim: int, n_out: int, scale, align_corners, linear: bool):
+def _resample(x, dim: int, n_out: int, scale, how: str):
+    """Resizes dim of x by the rule `how` (see _source_positions)."""
     n_in = x.size(dim)
-    src = _source_positions(n_in, n_out, scale, None if not linear else align_corners, x.dtype)
-    if not linear:
+    src = _source_positions(n_in, n_out, scale, how, x.dtype)
+    if how in ("nearest", "nearest-exact"):
         return x.index_select(dim, src)
     i0 = src.long()  # src >= 0: truncation is floor
     i1 = _C.clamp(i0 + 1, None, n_in - 1)
@@ -783,9 +787,9 @@ def _resample(x, dim: int, n_out: int, scale, align_corners, linear: bool):
 
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False):
-    """Resizes (N, C, L) or (N, C, H, W): mode 'nearest' (torch's floor rule), 'linear' or
-    'bilinear' (align_corners as torch's), as index_select and lerps (so autograd gives
-    torch's gradients)."""
+    """Resizes (N, C, L) or (N, C, H, W): mode 'nearest' (torch's floor rule),
+    'nearest-exact', 'linear' or 'bilinear' (align_corners as torch's), as index_select and
+    lerps (so autograd gives torch's gradients); 'area' is adaptive average pooling."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -794,16 +798,21 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         align_corners = False
     if antialias:
         raise NotImplementedError("interpolate: antialias is not supported by ember yet")
+    if mode == "area" and size is None:
+        recompute_scale_factor = True  # as torch: area needs the integer output size only
     sizes, scales = _resize_plan(input, size, scale_factor, recompute_scale_factor)
-    supported = {("nearest", 3), ("nearest", 4), ("linear", 3), ("bilinear", 4)}
+    if mode == "area" and input.dim() in (3, 4):
+        return (adaptive_avg_pool1d if input.dim() == 3 else adaptive_avg_pool2d)(input, sizes)
+    supported = {(m, d) for m in ("nearest", "nearest-exact") for d in (3, 4)} | {("linear", 3), ("bilinear", 4)}
     if (mode, input.dim()) not in supported:
         if mode in ("linear", "bilinear", "trilinear", "bicubic") and input.dim() in (3, 4, 5):
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                       f"{ {'linear': 3, 'bilinear': 4, 'trilinear': 5, 'bicubic': 4}[mode] }D input")
         raise NotImplementedError(f"interpolate: mode '{mode}' on {input.dim()}-D input is not supported by ember yet")
+    how = ("align_corners" if align_corners else "half_pixel") if mode in ("linear", "bilinear") else mode
     out = input
     for i, (n, s) in enumerate(zip(sizes, scales)):
-        out = _resample(out, 2 + i, n, s, align_corners, mode != "nearest")
+        out = _resample(out, 2 + i, n, s, how)
     return out
 
 
