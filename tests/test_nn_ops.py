@@ -799,3 +799,21 @@ DERIVATIVE_GRAPHS = [
     _first_and_second_order(lambda x, w: EF.rms_norm(x, (4,), w), (3, 4), (4,)),
     _first_and_second_order(lambda w: EF.embedding(ember.tensor([0, 2, 2]), w), (3, 4)),
 ]
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_types_forward(dt):
+    """float16/bfloat16 compute in float32 and round back, as torch's CPU kernels."""
+    def half(fn):
+        return lambda F, L, *xs: fn(F, L, *[x.to(getattr(L, dt)) for x in xs]).float()
+    x4 = rand(2, 3, 6, 6, dtype="float32", grad=False)
+    kw = dict(grad=False, rtol=2e-2, atol=2e-2)
+    check(half(lambda F, L, x, w: F.conv2d(x, w, padding=1)), x4, rand(4, 3, 3, 3, dtype="float32", grad=False), **kw)
+    check(half(lambda F, L, x: F.max_pool2d(x, 2)), x4, **kw)
+    check(half(lambda F, L, x: F.avg_pool2d(x, 2)), x4, **kw)
+    check(half(lambda F, L, x: F.adaptive_avg_pool2d(x, 4)), x4, **kw)
+    check(half(lambda F, L, x: F.layer_norm(x, (6,))), x4, **kw)
+    check(half(lambda F, L, x: F.group_norm(x, 3)), x4, **kw)
+    check(half(lambda F, L, x: F.batch_norm(x, None, None, training=True)), x4, **kw)
+    check(half(lambda F, L, x: F.softmax(x, 1)), x4, **kw)
+    check(half(lambda F, L, x: F.gelu(x)), x4, **kw)
