@@ -14,20 +14,8 @@ namespace {
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n, bool log) {
   const T m = lane_max(x, n);
-  T acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const T e = exp_fast(x[i + l] - m);
-      y[i + l] = e;
-      acc[l] += e;
-    }
-  T s = 0;
-  for (; i < n; ++i) {
-    y[i] = exp_fast(x[i] - m);
-    s += y[i];
-  }
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  for (int64_t i = 0; i < n; ++i) y[i] = exp_fast(x[i] - m);  // simple loops vectorize best
+  const T s = lane_sum(y, n);
   if (log) {
     const T log_sum = std::log(s);  // (x - m) - log_sum: m + log_sum would round away digits of x - m
     for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - m) - log_sum;
