@@ -4,6 +4,7 @@
 // Errors follow torch's (messages and Python exception types). The elementwise
 // activations are kernel entries (kernels/activation_impl.h); only the manual ones are here.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -490,6 +491,15 @@ void check_group_sizes(const Tensor& input, int64_t N, int64_t C, int64_t HxW) {
   if (ok) ok = checked_numel(IntList(sizes, 3), "native_group_norm") == input.numel();
   EMBER_CHECK(ok, Runtime, "Expected the input to have N * C * HxW = ", N, " * ", C, " * ", HxW,
               " elements, but got input of size ", sizes_str(input.sizes()));
+}
+
+// indices flattened to a contiguous int64 tensor, each checked against [0, rows).
+Tensor embedding_indices(const Tensor& indices, int64_t rows) {
+  Tensor idx = dense(reshape(indices, {-1}), ScalarType::Int64);
+  const int64_t* ix = ptr<int64_t>(idx);
+  for (int64_t i = 0; i < idx.numel(); ++i)
+    EMBER_CHECK(ix[i] >= 0 && ix[i] < rows, Index, "index out of range in self");
+  return idx;
 }
 
 double dtype_epsilon(ScalarType t) {
@@ -1098,27 +1108,67 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
               "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ",
               "torch.", type_name(indices.dtype()), "Tensor instead (while checking arguments for embedding)");
   EMBER_CHECK(weight.dim() == 2, Runtime, "'weight' must be 2-D");
-  Tensor idx = reshape(as_dtype(indices, ScalarType::Int64), {-1});
-  Tensor rows = index_select(weight, 0, idx, Out{});
+  const Tensor idx = embedding_indices(indices, weight.sizes()[0]);
+  const int64_t n = idx.numel(), row_bytes = weight.sizes()[1] * weight.itemsize();
   Dims sizes(indices.sizes());
   sizes.push_back(weight.sizes()[1]);
-  return view(rows, sizes);
+  Tensor out = empty_tensor(sizes, weight.dtype());
+  if (out.numel() == 0) return out;
+  const Tensor w = dense(weight, weight.dtype());
+  const int64_t* ix = ptr<int64_t>(idx);
+  const char* src = w.data();
+  char* dst = out.data();
+  PinnedWork work({&w, &idx, &out}, out.numel());
+  parallel_for(0, n, std::max<int64_t>(1, kGrainSize * 4 / std::max<int64_t>(row_bytes, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row_bytes, src + ix[i] * row_bytes, size_t(row_bytes));
+  });
+  return out;
 }
 
 Tensor embedding_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights, int64_t padding_idx,
                           bool scale_grad_by_freq, bool sparse) {
   (void)sparse;  // ember's gradients are dense
+  EMBER_CHECK(num_weights >= 0, Runtime, "embedding_backward: num_weights must be non-negative, got ", num_weights);
+  check_floating(grad_output, "embedding_backward");
+  const Tensor idx = embedding_indices(indices, num_weights);
+  const int64_t n = idx.numel();
   const int64_t dim = grad_output.dim() ? grad_output.sizes()[grad_output.dim() - 1] : 1;
-  Tensor idx = reshape(as_dtype(indices, ScalarType::Int64), {-1});
-  Tensor g = reshape(grad_output, {idx.numel(), dim});
-  Tensor out = index_add(zeros({num_weights, dim}, grad_output.dtype()), 0, idx, g, Scalar(int64_t(1)), Out{});
-  if (padding_idx >= 0 && padding_idx < num_weights) fill_unchecked(select(out, 0, padding_idx), Scalar(0.0));
+  EMBER_CHECK(grad_output.numel() == n * dim, Runtime, "embedding_backward: grad of size ",
+              sizes_str(grad_output.sizes()), " does not match ", n, " indices");
+  const ScalarType ct = compute_dtype(grad_output.dtype());
+  const Tensor g = dense(grad_output, ct);
+  Tensor out = zeros({num_weights, dim}, ct);
+  std::vector<int64_t> counts;
   if (scale_grad_by_freq) {
-    Tensor counts = as_dtype(bincount(idx, Tensor(), num_weights), grad_output.dtype());
-    counts = clamp(counts, Scalar(1.0), std::nullopt, Out{});
-    out = div_Tensor(out, unsqueeze(counts, 1), Out{});
+    counts.assign(size_t(num_weights), 0);
+    for (int64_t i = 0; i < n; ++i) ++counts[size_t(ptr<int64_t>(idx)[i])];
   }
-  return out;
+  if (n > 0 && dim > 0) {
+    PinnedWork work({&g, &idx, &out}, g.numel());
+    visit_float(ct, [&](auto tag) {
+      using T = decltype(tag);
+      const T* gp = ptr<T>(g);
+      const int64_t* ix = ptr<int64_t>(idx);
+      T* op = ptr<T>(out);
+      // Threads take slices of the embedding dim, so rows that repeat never race.
+      const int64_t slices =
+          n * dim < kGrainSize ? 1 : std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, dim / 16));
+      parallel_for(0, slices, 1, [&](int64_t s0, int64_t s1) {
+        for (int64_t s = s0; s < s1; ++s) {
+          const int64_t c0 = dim * s / slices, c1 = dim * (s + 1) / slices;
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t r = ix[i];
+            if (r == padding_idx) continue;
+            const T scale = scale_grad_by_freq ? T(1) / T(counts[size_t(r)]) : T(1);
+            const T* gr = gp + i * dim;
+            T* orow = op + r * dim;
+            for (int64_t c = c0; c < c1; ++c) orow[c] += gr[c] * scale;
+          }
+        }
+      });
+    });
+  }
+  return as_dtype(out, grad_output.dtype());
 }
 
 }  // namespace ember::ops
