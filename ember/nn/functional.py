@@ -1,24 +1,22 @@
-"""ember.nn.functional: the layers as functions. Everything here is composed of ember's
-ops (autograd differentiates the composition); the heavy numerics (softmax, convolution,
-pooling, normalization, losses) come as native ops.
+"""ember.nn.functional: the layers as functions, with torch.nn.functional's signatures.
 
-Where torch's backward differs from what the plain composition would give (hardtanh is
-flat at its bounds, softplus and elu must not leak NaN from an overflowing branch), the
-composition is arranged so that the gradients equal torch's."""
+The heavy numerics (softmax, the losses, convolution, pooling, normalization, embedding
+and most activations) are native ops with native derivatives, wrapped in
+ember.nn._native_functional and re-exported here. What is left in this file is composed of
+ember's ops, and autograd differentiates the composition."""
 from __future__ import annotations
 
-import functools
-import math
 import warnings
 from typing import Optional
 
 from .. import _C
+from ._native_functional import *  # noqa: F401,F403
+from ._native_functional import __all__ as _native_all
 
 __all__ = [
-    "linear", "bilinear", "identity", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu",
-    "selu_", "celu", "celu_", "gelu", "silu", "mish", "softplus", "tanh", "sigmoid", "hardtanh", "hardtanh_",
-    "hardswish", "hardsigmoid", "threshold", "threshold_", "logsigmoid", "softsign", "tanhshrink", "hardshrink",
-    "softshrink", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot", "normalize", "pad",
+    *_native_all, "linear", "bilinear", "identity", "relu", "relu_", "tanh", "sigmoid", "threshold", "threshold_",
+    "softsign", "tanhshrink", "hardshrink", "softshrink", "dropout", "dropout1d", "dropout2d", "dropout3d", "one_hot",
+    "normalize", "pad",
 ]
 
 
@@ -98,112 +96,6 @@ def relu_(input):
     return input.relu_()
 
 
-def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-    """input clamped to [min_val, max_val]; the gradient is zero at and beyond the bounds."""
-    if min_val > max_val:
-        raise ValueError("min_val cannot be greater than max_val")
-    if not _needs_grad(input):
-        return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
-
-    def fn(x):  # torch's gradient passes only strictly inside the bounds
-        return _C.where((x > min_val) & (x < max_val), x, x.clamp(min_val, max_val).detach())
-
-    return _apply(fn, input, inplace)
-
-
-def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
-    return hardtanh(input, min_val, max_val, inplace=True)
-
-
-def relu6(input, inplace: bool = False):
-    """min(max(input, 0), 6)."""
-    return hardtanh(input, 0.0, 6.0, inplace)
-
-
-def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
-    """input where positive, negative_slope * input elsewhere."""
-    return _apply(lambda x: _C.where(x > 0, x, x * negative_slope), input, inplace)
-
-
-def leaky_relu_(input, negative_slope: float = 0.01):
-    return leaky_relu(input, negative_slope, inplace=True)
-
-
-def _elu(input, alpha: float, scale: float, input_scale: float):
-    # the negative branch sees min(x, 0): exp of a large x must not overflow into a NaN gradient
-    negative = input.clamp(max=0)
-    if input_scale != 1.0:
-        negative = negative * input_scale
-    negative = negative.expm1() * (alpha * scale)
-    positive = input * scale if scale != 1.0 else input
-    return _C.where(input > 0, positive, negative)
-
-
-def elu(input, alpha: float = 1.0, inplace: bool = False):
-    """input where positive, alpha * (exp(input) - 1) elsewhere."""
-    return _apply(lambda x: _elu(x, alpha, 1.0, 1.0), input, inplace)
-
-
-def elu_(input, alpha: float = 1.0):
-    return elu(input, alpha, inplace=True)
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def selu(input, inplace: bool = False):
-    """scale * elu(input, alpha) with the self-normalizing constants."""
-    return _apply(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0), input, inplace)
-
-
-def selu_(input):
-    return selu(input, inplace=True)
-
-
-def celu(input, alpha: float = 1.0, inplace: bool = False):
-    """input where positive, alpha * (exp(input / alpha) - 1) elsewhere."""
-    if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
-    return _apply(lambda x: _elu(x, alpha, 1.0, 1.0 / alpha), input, inplace)
-
-
-def celu_(input, alpha: float = 1.0):
-    return celu(input, alpha, inplace=True)
-
-
-def gelu(input, approximate: str = "none"):
-    """input * Phi(input) (Phi the standard normal CDF); approximate='tanh' uses
-    0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
-
-    >>> round(ember.nn.functional.gelu(ember.tensor([1.])).item(), 4)
-    0.8413
-    """
-    if approximate == "none":
-        return input * 0.5 * (1 + (input * (1 / math.sqrt(2))).erf())
-    if approximate == "tanh":
-        inner = (input + 0.044715 * input * input * input) * math.sqrt(2 / math.pi)
-        return 0.5 * input * (1 + inner.tanh())
-    raise RuntimeError("approximate argument must be either none or tanh.")
-
-
-def silu(input, inplace: bool = False):
-    """input * sigmoid(input)."""
-    return _apply(lambda x: x * x.sigmoid(), input, inplace)
-
-
-def softplus(input, beta: float = 1.0, threshold: float = 20.0):
-    """log(1 + exp(beta * input)) / beta, and input itself where beta * input > threshold."""
-    scaled = input * beta if beta != 1 else input
-    soft = scaled.clamp(max=threshold).exp().log1p()  # clamped: no overflow in the unused branch
-    if beta != 1:
-        soft = soft / beta
-    return _C.where(scaled > threshold, input, soft)
-
-
-def mish(input, inplace: bool = False):
-    """input * tanh(softplus(input))."""
-    return _apply(lambda x: x * softplus(x).tanh(), input, inplace)
 
 
 def tanh(input):
@@ -214,23 +106,6 @@ def sigmoid(input):
     return input.sigmoid()
 
 
-def hardsigmoid(input, inplace: bool = False):
-    """relu6(input + 3) / 6; the gradient is 1/6 strictly inside (-3, 3), zero elsewhere."""
-    def fn(x):
-        return _C.where((x > -3) & (x < 3), (x + 3) / 6, (x >= 3).to(x.dtype))
-
-    return _apply(fn, input, inplace)
-
-
-def hardswish(input, inplace: bool = False):
-    """input * relu6(input + 3) / 6; the gradient is x / 3 + 1/2 strictly inside (-3, 3),
-    0 below and 1 above, as torch's."""
-    def fn(x):
-        return _C.where(x <= -3, 0.0, _C.where(x >= 3, x, x * (x + 3) / 6))
-
-    return _apply(fn, input, inplace)
-
-
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """input where input > threshold, value elsewhere."""
     return _apply(lambda x: _C.where(x > threshold, x, value), input, inplace)
@@ -238,14 +113,6 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
 
 def threshold_(input, threshold: float, value: float):
     return _apply(lambda x: _C.where(x > threshold, x, value), input, True)
-
-
-def logsigmoid(input):
-    """log(sigmoid(input)) = min(x, 0) - log1p(exp(-|x|)); each branch sees only its own
-    sign of x, so neither overflows nor spoils the gradient at 0."""
-    negative = input.clamp(max=0)
-    positive = input.clamp(min=0)
-    return _C.where(input < 0, negative - negative.exp().log1p(), -(-positive).exp().log1p())
 
 
 def softsign(input):
@@ -350,95 +217,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     return _feature_dropout(input, p, training, inplace)
 
 
-# ---- embeddings and encodings ----
-
-_embedding_function = None
-
-
-def _embedding_backward_function():
-    """Embedding with torch's gradient rules that plain indexing lacks: no gradient into
-    the padding row, and scale_grad_by_freq."""
-    global _embedding_function
-    if _embedding_function is None:
-        from ..autograd import Function
-
-        class EmbeddingFunction(Function):
-            @staticmethod
-            def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
-                ctx.save_for_backward(indices)
-                ctx.num_weights = weight.size(0)
-                ctx.padding_idx = padding_idx
-                ctx.scale_grad_by_freq = scale_grad_by_freq
-                flat = indices.reshape(-1)
-                return weight.index_select(0, flat).reshape(*indices.shape, weight.size(1))
-
-            @staticmethod
-            def backward(ctx, grad):
-                (indices,) = ctx.saved_tensors
-                flat = indices.reshape(-1)
-                grad = grad.reshape(flat.numel(), grad.size(-1))
-                if ctx.padding_idx >= 0:
-                    grad = grad * (flat != ctx.padding_idx).unsqueeze(1).to(grad.dtype)
-                if ctx.scale_grad_by_freq:
-                    counts = _C.zeros(ctx.num_weights, dtype=grad.dtype).index_add_(
-                        0, flat, _C.ones(flat.numel(), dtype=grad.dtype))
-                    grad = grad / counts.index_select(0, flat).unsqueeze(1)
-                grad_weight = _C.zeros(ctx.num_weights, grad.size(1), dtype=grad.dtype).index_add_(0, flat, grad)
-                return grad_weight, None, None, None
-
-        _embedding_function = EmbeddingFunction
-    return _embedding_function
-
-
-def _embedding_renorm_(weight, indices, max_norm: float, norm_type: float) -> None:
-    """Rescales, in place and without recording, the rows that indices reference whose
-    norm exceeds max_norm, to max_norm."""
-    from ..autograd.grad_mode import no_grad
-
-    with no_grad():
-        rows = indices.reshape(-1).unique()
-        norms = weight.index_select(0, rows).norm(norm_type, 1)
-        scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).to(weight.dtype)
-        weight.index_copy_(0, rows, weight.index_select(0, rows) * scale.unsqueeze(1))
-
-
-@functools.lru_cache(maxsize=None)
-def _warn_dense_embedding_grad() -> None:
-    warnings.warn("embedding(sparse=True): ember has no sparse tensors; the weight's gradient is dense")
-
-
-def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
-              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False):
-    """The rows of weight at the indices in input: (*) -> (*, embedding_dim). Rows at
-    padding_idx get no gradient; with max_norm, looked-up rows are first renormalized in
-    weight itself.
-
-    >>> ember.nn.functional.embedding(ember.tensor([2, 0]), ember.arange(6.).view(3, 2)).tolist()
-    [[4.0, 5.0], [0.0, 1.0]]
-    """
-    if input.dtype not in (_C.int64, _C.int32):
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
-    if sparse:
-        _warn_dense_embedding_grad()
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
-    else:
-        padding_idx = -1
-    if max_norm is not None:
-        _embedding_renorm_(weight, input, max_norm, norm_type)
-    if _needs_grad(weight) and (padding_idx >= 0 or scale_grad_by_freq):
-        return _embedding_backward_function().apply(weight, input, padding_idx, scale_grad_by_freq)
-    if input.dim() == 1:
-        return weight.index_select(0, input)
-    return weight.index_select(0, input.reshape(-1)).reshape(*input.shape, weight.size(1))
-
+# ---- encodings ----
 
 def one_hot(tensor, num_classes: int = -1):
     """(*) int64 class indices -> (*, num_classes) int64 with a 1 at each index
