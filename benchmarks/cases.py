@@ -22,7 +22,9 @@ callable does, shows the op as missing ("n/a") for that library.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional
 
 Setup = Callable[[object], Optional[Callable[[], object]]]
@@ -316,6 +318,17 @@ def conv2d_backward(torch):
     return lambda: y.backward(g, retain_graph=True)
 
 
+def char_transformer_step(torch):
+    """One training step (forward, cross_entropy, backward, clipping, AdamW) of the
+    example's model at its defaults: 16 sequences of 64 characters."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "char_transformer.py"
+    spec = importlib.util.spec_from_file_location("char_transformer_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    _, _, step, _ = example.make_training(torch, steps=10**6)
+    return step
+
+
 # --- the table -------------------------------------------------------------------------
 
 CASES: list[Case] = [
@@ -355,4 +368,5 @@ CASES: list[Case] = [
          flops=2 * BMM_BATCH * BMM_N**3),
     Case("conv2d fwd 32x64x56² 3x3 float32", torch=conv2d_forward, flops=CONV_FLOPS),
     Case("conv2d bwd 32x64x56² 3x3 float32 (input + weight)", torch=conv2d_backward, flops=2 * CONV_FLOPS),
+    Case("char transformer train step (examples/, 16x64 chars)", torch=char_transformer_step),
 ]
