@@ -201,6 +201,10 @@ def test_add_histogram_against_numpy(tmp_path):
     with SummaryWriter(tmp_path / "err") as w:
         with pytest.raises(ValueError, match="no element"):
             w.add_histogram("empty", ember.zeros(0))
+        with pytest.raises(ValueError, match="must be positive"):
+            w.add_histogram("nobins", ember.ones(3), bins=0)
+        with pytest.raises(ValueError, match="monotonically"):
+            w.add_histogram("backwards", ember.ones(3), bins=[2.0, 1.0])
         with pytest.raises(ValueError):
             w.add_histogram_raw("raw", 0, 3, 4, 6, 14, [1.0, 2.0], [1, 1, 2])
 
