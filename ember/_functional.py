@@ -28,11 +28,12 @@ def broadcast_shapes(*shapes) -> Size:
 
 
 def broadcast_tensors(*tensors):
-    """Views of the tensors expanded to their common broadcast shape."""
+    """Views of the tensors expanded to their common broadcast shape; a tensor that already
+    has that shape comes back itself, as in torch (so a leaf stays a leaf)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(t.expand(shape) for t in tensors)
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
 
 
 def _atleast(rank, tensors):

@@ -38,3 +38,11 @@ from helpers import check, torch
 ])
 def test_functional(call):
     check(call)
+
+
+def test_broadcast_tensors_returns_inputs_that_already_have_the_shape():
+    for lib in (ember, torch):
+        a, b = lib.zeros(2, 3, requires_grad=True), lib.zeros(3)
+        x, y = lib.broadcast_tensors(a, b)
+        assert x is a and x.is_leaf and y is not b and tuple(y.shape) == (2, 3)
+        assert lib.broadcast_tensors(b)[0] is b

@@ -1,0 +1,256 @@
+"""Constraints: the sets a distribution's parameters and samples live in.
+
+A constraint's ``check(value)`` gives a bool tensor saying, element by element (or per
+event, for constraints with ``event_dim > 0``), whether value is in the set. Distributions
+use them to validate parameters (``arg_constraints``) and samples (``support``).
+
+>>> constraints.positive.check(ember.tensor([1.0, 0.0])).tolist()
+[True, False]
+"""
+from __future__ import annotations
+
+__all__ = [
+    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
+    "one_hot", "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+]
+
+
+class Constraint:
+    """A region of values. ``is_discrete`` says whether its values are countable,
+    ``event_dim`` how many rightmost dims make one value (1 for vectors such as a simplex)."""
+
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value):
+        """A bool tensor of shape ``value.shape[:value.dim() - event_dim]``: which values are in the set."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return type(self).__name__[1:] + "()"  # the classes are named _Real etc.
+
+
+class _Dependent(Constraint):
+    """Stands for a constraint that depends on other parameters (it cannot be checked alone)."""
+
+    def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented) -> None:
+        self._is_discrete = is_discrete
+        self._event_dim = event_dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        if self._is_discrete is NotImplemented:
+            raise NotImplementedError(".is_discrete cannot be determined statically")
+        return self._is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        if self._event_dim is NotImplemented:
+            raise NotImplementedError(".event_dim cannot be determined statically")
+        return self._event_dim
+
+    def __call__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented) -> "_Dependent":
+        """A dependent constraint with the given static attributes, the others inherited."""
+        if is_discrete is NotImplemented:
+            is_discrete = self._is_discrete
+        if event_dim is NotImplemented:
+            event_dim = self._event_dim
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint) -> bool:
+    """Whether constraint is dependent (and so skipped by parameter validation)."""
+    return isinstance(constraint, _Dependent)
+
+
+class _DependentProperty(property, _Dependent):
+    """A property whose value (on an instance) is the constraint for that instance's
+    parameters, and which on the class stands for a dependent constraint:
+
+        @constraints.dependent_property(is_discrete=True, event_dim=0)
+        def support(self):
+            return constraints.integer_interval(0, self._num_events - 1)
+    """
+
+    def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented) -> None:
+        property.__init__(self, fn)
+        _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
+
+    def __call__(self, fn) -> "_DependentProperty":  # used as a decorator with arguments
+        return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
+
+
+class _IndependentConstraint(Constraint):
+    """base_constraint with its rightmost reinterpreted_batch_ndims batch dims made event dims:
+    a value is valid when all its elements there are."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"expected a Constraint, got {type(base_constraint).__name__}")
+        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
+            raise ValueError(f"reinterpreted_batch_ndims must be a non-negative int, got {reinterpreted_batch_ndims!r}")
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        if result.dim() < n:
+            raise ValueError(f"Expected value.dim() >= {n + self.base_constraint.event_dim} but got {value.dim()}")
+        # (..., e1, .., en) -> (..., e1 * .. * en) -> (...)
+        result = result.reshape(tuple(result.shape[:result.dim() - n]) + (-1,))
+        return result.all(-1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        is_boolean = (value == 0) | (value == 1)
+        return is_boolean.all(-1) & value.sum(-1).eq(1)
+
+
+class _IntegerInterval(Constraint):
+    """Integers in [lower_bound, upper_bound]."""
+
+    is_discrete = True
+
+    def __init__(self, lower_bound, upper_bound) -> None:
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IntegerGreaterThan(Constraint):
+    """Integers >= lower_bound."""
+
+    is_discrete = True
+
+    def __init__(self, lower_bound) -> None:
+        self.lower_bound = lower_bound
+        super().__init__()
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    """The extended reals: everything but NaN."""
+
+    def check(self, value):
+        return value == value
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound) -> None:
+        self.lower_bound = lower_bound
+        super().__init__()
+
+    def check(self, value):
+        return self.lower_bound < value
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return self.lower_bound <= value
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound) -> None:
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    """[lower_bound, upper_bound]."""
+
+    def __init__(self, lower_bound, upper_bound) -> None:
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(_Interval):
+    """[lower_bound, upper_bound)."""
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+
+class _Simplex(Constraint):
+    """Vectors of non-negative numbers summing to 1 (within 1e-6)."""
+
+    event_dim = 1
+
+    def check(self, value):
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+dependent = _Dependent()
+dependent_property = _DependentProperty
+independent = _IndependentConstraint
+boolean = _Boolean()
+one_hot = _OneHot()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = independent(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+unit_interval = _Interval(0.0, 1.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+simplex = _Simplex()

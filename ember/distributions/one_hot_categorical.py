@@ -1,0 +1,90 @@
+"""The categorical distribution with samples as one-hot vectors."""
+from __future__ import annotations
+
+from .. import Size, eye
+from ..nn.functional import one_hot
+from . import constraints
+from .categorical import Categorical
+from .distribution import Distribution
+
+__all__ = ["OneHotCategorical"]
+
+
+class OneHotCategorical(Distribution):
+    """A Categorical whose samples are one-hot vectors of length K (event_shape (K,)) in
+    the parameters' dtype instead of indices.
+
+    >>> OneHotCategorical(probs=ember.tensor([0.0, 1.0])).sample().tolist()
+    [0.0, 1.0]
+    """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        self._categorical = Categorical(probs, logits)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        batch_shape = Size(batch_shape)
+        new._categorical = self._categorical.expand(batch_shape)
+        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+    @property
+    def _param(self):
+        return self._categorical._param
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def mean(self):
+        return self._categorical.probs
+
+    @property
+    def mode(self):
+        probs = self._categorical.probs
+        return one_hot(probs.argmax(dim=-1), probs.shape[-1]).to(probs)
+
+    @property
+    def variance(self):
+        return self._categorical.probs * (1 - self._categorical.probs)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape
+
+    def sample(self, sample_shape=Size()):
+        probs = self._categorical.probs
+        indices = self._categorical.sample(Size(sample_shape))
+        return one_hot(indices, self._categorical._num_events).to(probs)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._categorical.log_prob(value.max(-1)[1])
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True):
+        n = self.event_shape[0]
+        values = eye(n, dtype=self._param.dtype)  # (K, 1, .., 1, K): one row per category
+        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
+        if expand:
+            values = values.expand((n,) + tuple(self.batch_shape) + (n,))
+        return values

@@ -1,0 +1,82 @@
+"""The continuous uniform distribution on [low, high)."""
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+from .. import Size, rand
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+__all__ = ["Uniform"]
+
+
+class Uniform(Distribution):
+    """Uniform on the half-open interval [low, high) (broadcast together).
+
+    >>> Uniform(0.0, 4.0).mean.item()
+    2.0
+    """
+
+    has_rsample = True
+
+    @property
+    def arg_constraints(self) -> dict:
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
+
+    def __init__(self, low, high, validate_args=None) -> None:
+        self.low, self.high = broadcast_all(low, high)
+        batch_shape = Size() if isinstance(low, Number) and isinstance(high, Number) else self.low.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Uniform, _instance)
+        batch_shape = Size(batch_shape)
+        new.low = self.low.expand(batch_shape)
+        new.high = self.high.expand(batch_shape)
+        super(Uniform, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
+
+    @property
+    def mean(self):
+        return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return math.nan * self.high  # every point of the interval is a mode
+
+    @property
+    def stddev(self):
+        return (self.high - self.low) / 12 ** 0.5
+
+    @property
+    def variance(self):
+        return (self.high - self.low).pow(2) / 12
+
+    def rsample(self, sample_shape=Size()):
+        """low + u * (high - low) with u ~ U[0, 1): differentiable in low and high."""
+        u = rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + u * (self.high - self.low)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        inside = self.low.le(value).type_as(self.low) * self.high.gt(value).type_as(self.low)
+        return inside.log() - (self.high - self.low).log()  # -inf outside [low, high)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
+
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return (self.high - self.low).log()

@@ -1,0 +1,78 @@
+"""Helpers shared by the distributions: broadcasting parameters, probabilities <-> logits,
+lazily computed attributes."""
+from __future__ import annotations
+
+import functools
+from numbers import Number
+
+from .. import _C, Tensor, broadcast_tensors, finfo, get_default_dtype, tensor
+from ..autograd.grad_mode import enable_grad
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+
+
+def broadcast_all(*values):
+    """The values broadcast to one shape, as tensors. Numbers become tensors of the first
+    tensor argument's dtype (the default dtype when there is none).
+
+    >>> [v.shape for v in broadcast_all(ember.zeros(2, 1), 1.0, ember.zeros(3))]
+    [ember.Size([2, 3]), ember.Size([2, 3]), ember.Size([2, 3])]
+    """
+    if not all(isinstance(v, (Tensor, Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    if all(isinstance(v, Tensor) for v in values):
+        return broadcast_tensors(*values)
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), get_default_dtype())
+    return broadcast_tensors(*(v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values))
+
+
+def clamp_probs(probs):
+    """probs clamped to [eps, 1 - eps] of its dtype, so that logs stay finite."""
+    eps = finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary: bool = False):
+    """Log-probabilities of a categorical (or, with is_binary, log-odds of a Bernoulli)
+    from probabilities, clamped away from 0 and 1."""
+    clamped = clamp_probs(probs)
+    if is_binary:
+        return clamped.log() - (-clamped).log1p()
+    return clamped.log()
+
+
+def logits_to_probs(logits, is_binary: bool = False):
+    """Probabilities from unnormalised log-probabilities (softmax over the last dim), or
+    with is_binary from log-odds (sigmoid)."""
+    if is_binary:
+        return logits.sigmoid()
+    return (logits - logits.logsumexp(-1, keepdim=True)).exp()
+
+
+class lazy_property:
+    """A cached attribute: computed (with grad enabled, so that it can be differentiated
+    even when first read under no_grad) on first access, then stored on the instance,
+    which hides this descriptor from then on."""
+
+    def __init__(self, wrapped) -> None:
+        self.wrapped = wrapped
+        functools.update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+def _sum_rightmost(value, dim: int):
+    """value summed over its dim rightmost dims."""
+    return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1) if dim > 0 else value
+
+
+def _standard_normal(shape, dtype):
+    """A tensor of the given shape and dtype filled from N(0, 1) with the default generator."""
+    return _C.empty(shape, dtype=dtype).normal_()

@@ -1,0 +1,291 @@
+"""SummaryWriter: logs scalars, histograms and text to TensorBoard event files.
+
+An event file is a TFRecord file (see _record.py) of Event protobufs (see _proto.py): first
+one naming the format version, then one per logged value. Events are written
+synchronously into a buffered file, which is flushed every ``max_queue`` events, when
+``flush_secs`` have passed since the last flush (checked when an event is added), and on
+flush()/close().
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import socket
+import time
+import weakref
+from datetime import datetime
+
+from . import _proto
+from ._record import encode_record
+
+__all__ = ["FileWriter", "SummaryWriter"]
+
+_file_ids = itertools.count()  # tells apart files one process opens within one second
+
+
+class FileWriter:
+    """Writes Events to one event file in log_dir, named
+    ``events.out.tfevents.<seconds>.<hostname>.<pid>.<n><filename_suffix>``."""
+
+    def __init__(self, log_dir: str, max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "") -> None:
+        log_dir = str(log_dir)
+        os.makedirs(log_dir, exist_ok=True)
+        self._log_dir = log_dir
+        self._max_queue = max_queue
+        self._flush_secs = flush_secs
+        name = (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}.{os.getpid()}."
+                f"{next(_file_ids)}{filename_suffix}")
+        self._path = os.path.join(log_dir, name)
+        self._file = open(self._path, "wb")
+        self._finalizer = weakref.finalize(self, self._file.close)  # unflushed events reach the disk at exit
+        self._pending = 0
+        self._last_flush = time.time()
+        self.add_event(_proto.event(time.time(), file_version="brain.Event:2"))
+        self.flush()
+
+    def get_logdir(self) -> str:
+        return self._log_dir
+
+    @property
+    def path(self) -> str:
+        """The event file's path."""
+        return self._path
+
+    def add_event(self, event: bytes) -> None:
+        """Appends one encoded Event."""
+        if self._file.closed:
+            raise RuntimeError(f"add_event(): the event file {self._path} is closed")
+        self._file.write(encode_record(event))
+        self._pending += 1
+        if self._pending >= self._max_queue or time.time() - self._last_flush >= self._flush_secs:
+            self.flush()
+
+    def add_summary(self, summary: _proto.Writer, global_step=None, walltime=None) -> None:
+        """Appends an Event holding summary, stamped with global_step and walltime (now by default)."""
+        self.add_event(_proto.event(time.time() if walltime is None else walltime, global_step, summary=summary))
+
+    def flush(self) -> None:
+        if not self._file.closed:
+            self._file.flush()
+        self._pending = 0
+        self._last_flush = time.time()
+
+    def close(self) -> None:
+        self.flush()
+        self._finalizer()
+
+
+def _as_float(value, what: str) -> float:
+    """A Python number, a one-element tensor or array, as a float."""
+    if hasattr(value, "numel") and hasattr(value, "item"):  # ember (or torch) tensor
+        if value.numel() != 1:
+            raise AssertionError(f"{what}: Tensor should contain one element (0 dimensions). Was given size: "
+                                 f"{value.numel()} and {value.dim()} dimensions.")
+        return float(value.detach().item() if hasattr(value, "detach") else value.item())
+    if hasattr(value, "size") and hasattr(value, "item") and not isinstance(value, (int, float)):  # numpy
+        if value.size != 1:
+            raise AssertionError(f"{what}: Tensor should contain one element (0 dimensions). Was given size: "
+                                 f"{value.size} and {value.ndim} dimensions.")
+        return float(value.item())
+    return float(value)
+
+
+def _flat_float64(values):
+    """values (an ember tensor, a numpy array, or nested numbers) as a 1-D float64 ember tensor."""
+    import ember
+
+    if isinstance(values, ember.Tensor):
+        return values.detach().reshape(-1).to(ember.float64)
+    if type(values).__module__ == "numpy" or hasattr(values, "__array_interface__"):
+        import numpy
+
+        return ember.from_numpy(numpy.ascontiguousarray(values, dtype=numpy.float64).reshape(-1))
+    if hasattr(values, "detach") and hasattr(values, "tolist"):  # a tensor of another library
+        values = values.detach().tolist()
+    return ember.tensor(values, dtype=ember.float64).reshape(-1)
+
+
+def _default_bins() -> list:
+    """TensorBoard's bucket edges: +-1e-12 * 1.1**k up to 1e20, and 0."""
+    v, edges = 1e-12, []
+    while v < 1e20:
+        edges.append(v)
+        v *= 1.1
+    return [-e for e in reversed(edges)] + [0.0] + edges
+
+
+def _bin_edges(values, bins) -> list:
+    """The bucket edges for bins: a count of equal-width buckets over [min, max], a sequence
+    of edges, "tensorflow" for TensorBoard's exponential buckets, or a numpy method name."""
+    if isinstance(bins, str):
+        if bins == "tensorflow":
+            return _default_bins()
+        import numpy
+
+        return numpy.histogram_bin_edges(values.numpy(), bins=bins).tolist()
+    if isinstance(bins, int):
+        if bins < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        lo, hi = values.min().item(), values.max().item()
+        if lo == hi:  # as numpy: a unit-wide range around the value
+            lo, hi = lo - 0.5, hi + 0.5
+        return [lo + (hi - lo) * i / bins for i in range(bins)] + [hi]
+    edges = [float(e) for e in (bins.tolist() if hasattr(bins, "tolist") else bins)]
+    if any(b < a for a, b in zip(edges, edges[1:])):
+        raise ValueError("`bins` must increase monotonically, when an array")
+    return edges
+
+
+def _histogram(values, bins, max_bins=None):
+    """(bucket right edges, counts) of values over the edges bins gives, trimmed to the
+    non-empty buckets plus one empty bucket on the left (TensorBoard reads only right edges,
+    so that bucket carries the leftmost edge). Buckets are [e_i, e_i+1), the last closed,
+    as numpy.histogram; values outside the edges are not counted."""
+    import ember
+
+    edges = _bin_edges(values, bins)
+    n = len(edges) - 1
+    edge_t = ember.tensor(edges, dtype=ember.float64)
+    index = ember.searchsorted(edge_t, values, right=True) - 1
+    index[values == edges[-1]] = n - 1  # the last bucket includes its right edge
+    index = index[(index >= 0) & (index < n)]
+    counts = ember.bincount(index, minlength=n).tolist() if index.numel() else [0] * n
+    if max_bins is not None and n > max_bins:  # merge groups of `group` neighbouring buckets
+        group = n // max_bins
+        counts += [0] * (-len(counts) % group)
+        counts = [sum(counts[i:i + group]) for i in range(0, len(counts), group)]
+        edges = edges[:-1:group] + [edges[-1]]
+    nonzero = [i for i, c in enumerate(counts) if c > 0]
+    if not nonzero:
+        raise ValueError("The histogram is empty, please file a bug report.")
+    start, end = nonzero[0], nonzero[-1] + 1
+    if start > 0:
+        counts, limits = counts[start - 1:end], edges[start:end + 1]
+    else:
+        counts, limits = [0] + counts[:end], edges[:end + 1]
+    return limits, [float(c) for c in counts]
+
+
+class SummaryWriter:
+    """Writes entries for TensorBoard into event files under log_dir.
+
+    log_dir defaults to ``runs/<Mon>DD_HH-MM-SS_<hostname><comment>``; ``comment`` is
+    ignored when log_dir is given. ``purge_step`` tells TensorBoard to hide the events of
+    an earlier run at steps >= purge_step (a restarted run logging again from there).
+    Events reach the file every ``max_queue`` events, every ``flush_secs`` seconds, and on
+    flush() and close(). A writer is a context manager that closes on exit.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as log_dir, SummaryWriter(log_dir) as w:
+    ...     w.add_scalar("loss", 0.5, global_step=1)
+    """
+
+    def __init__(self, log_dir=None, comment: str = "", purge_step=None, max_queue: int = 10,
+                 flush_secs: int = 120, filename_suffix: str = "") -> None:
+        if not log_dir:
+            current_time = datetime.now().strftime("%b%d_%H-%M-%S")
+            log_dir = os.path.join("runs", current_time + "_" + socket.gethostname() + comment)
+        self.log_dir = str(log_dir)
+        self.purge_step = purge_step
+        self.max_queue = max_queue
+        self.flush_secs = flush_secs
+        self.filename_suffix = filename_suffix
+        self.file_writer = None
+        self.all_writers = None
+        self._get_file_writer()
+
+    def _get_file_writer(self) -> FileWriter:
+        """The writer of log_dir's event file, opened again after close()."""
+        if self.all_writers is None or self.file_writer is None:
+            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs, self.filename_suffix)
+            self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
+            if self.purge_step is not None:
+                most_recent_step = self.purge_step
+                now = time.time()
+                self.file_writer.add_event(_proto.event(now, most_recent_step, file_version="brain.Event:2"))
+                self.file_writer.add_event(_proto.event(now, most_recent_step,
+                                                        session_log=_proto.session_log(_proto.SESSION_START)))
+                self.purge_step = None
+        return self.file_writer
+
+    def get_logdir(self) -> str:
+        """The directory the event files are written to."""
+        return self.log_dir
+
+    def add_scalar(self, tag: str, scalar_value, global_step=None, walltime=None, new_style: bool = False,
+                   double_precision: bool = False) -> None:
+        """Logs scalar_value (a number or a one-element tensor) under tag at global_step.
+        The classic summary stores a float32; new_style stores a tensor for the scalars
+        plugin, in float64 with double_precision."""
+        value = _as_float(scalar_value, "add_scalar()")
+        if new_style:
+            entry = _proto.tensor_value(tag, _proto.scalar_tensor(value, double_precision),
+                                        _proto.plugin_metadata("scalars"))
+        else:
+            entry = _proto.simple_value(tag, value)
+        self._get_file_writer().add_summary(_proto.summary(entry), global_step, walltime)
+
+    def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step=None, walltime=None) -> None:
+        """Logs several scalars under main_tag, one run each: the value for key k goes to
+        the subdirectory ``<log_dir>/<main_tag with '/' as '_'>_<k>``, so that TensorBoard
+        draws them in one chart."""
+        walltime = time.time() if walltime is None else walltime
+        log_dir = self._get_file_writer().get_logdir()
+        for tag, scalar_value in tag_scalar_dict.items():
+            run_dir = log_dir + "/" + main_tag.replace("/", "_") + "_" + tag
+            writer = self.all_writers.get(run_dir)
+            if writer is None:
+                writer = FileWriter(run_dir, self.max_queue, self.flush_secs, self.filename_suffix)
+                self.all_writers[run_dir] = writer
+            entry = _proto.simple_value(main_tag, _as_float(scalar_value, "add_scalars()"))
+            writer.add_summary(_proto.summary(entry), global_step, walltime)
+
+    def add_histogram(self, tag: str, values, global_step=None, bins="tensorflow", walltime=None,
+                      max_bins=None) -> None:
+        """Logs the histogram of values (a tensor, array or list). bins: "tensorflow"
+        (TensorBoard's exponential buckets), a number of equal-width buckets, a sequence of
+        edges, or a numpy.histogram_bin_edges method name."""
+        flat = _flat_float64(values)
+        if flat.numel() == 0:
+            raise ValueError("The input has no element.")
+        limits, counts = _histogram(flat, bins, max_bins)
+        entry = _proto.histogram_value(tag, flat.min().item(), flat.max().item(), float(flat.numel()),
+                                       flat.sum().item(), flat.dot(flat).item(), limits, counts)
+        self._get_file_writer().add_summary(_proto.summary(entry), global_step, walltime)
+
+    def add_histogram_raw(self, tag: str, min, max, num, sum, sum_squares, bucket_limits, bucket_counts,
+                          global_step=None, walltime=None) -> None:
+        """Logs a histogram computed elsewhere: bucket_limits are the buckets' right edges."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        entry = _proto.histogram_value(tag, float(min), float(max), float(num), float(sum), float(sum_squares),
+                                       [float(x) for x in bucket_limits], [float(x) for x in bucket_counts])
+        self._get_file_writer().add_summary(_proto.summary(entry), global_step, walltime)
+
+    def add_text(self, tag: str, text_string: str, global_step=None, walltime=None) -> None:
+        """Logs text (markdown) for the text plugin, under ``<tag>/text_summary``."""
+        entry = _proto.tensor_value(tag + "/text_summary", _proto.string_tensor(text_string),
+                                    _proto.plugin_metadata("text"))
+        self._get_file_writer().add_summary(_proto.summary(entry), global_step, walltime)
+
+    def flush(self) -> None:
+        """Writes every pending event to disk."""
+        if self.all_writers is None:
+            return
+        for writer in self.all_writers.values():
+            writer.flush()
+
+    def close(self) -> None:
+        """Flushes and closes every event file; logging again opens a new one."""
+        if self.all_writers is None:
+            return
+        for writer in self.all_writers.values():
+            writer.close()
+        self.file_writer = self.all_writers = None
+
+    def __enter__(self) -> "SummaryWriter":
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        self.close()
