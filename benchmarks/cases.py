@@ -318,6 +318,26 @@ def conv2d_backward(torch):
     return lambda: y.backward(g, retain_graph=True)
 
 
+MLP_BATCH = 64
+
+
+def mlp_train_step(torch):
+    """One SGD step of a 784-256-10 MLP on a batch of 64: forward, cross_entropy,
+    backward, update (nn, autograd and optim together)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.linspace(-1, 1, MLP_BATCH * 784).reshape(MLP_BATCH, 784)
+    y = torch.arange(MLP_BATCH) % 10
+
+    def step():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
 def char_transformer_step(torch):
     """One training step (forward, cross_entropy, backward, clipping, AdamW) of the
     example's model at its defaults: 16 sequences of 64 characters."""
@@ -368,5 +388,6 @@ CASES: list[Case] = [
          flops=2 * BMM_BATCH * BMM_N**3),
     Case("conv2d fwd 32x64x56² 3x3 float32", torch=conv2d_forward, flops=CONV_FLOPS),
     Case("conv2d bwd 32x64x56² 3x3 float32 (input + weight)", torch=conv2d_backward, flops=2 * CONV_FLOPS),
+    Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})", torch=mlp_train_step),
     Case("char transformer train step (examples/, 16x64 chars)", torch=char_transformer_step),
 ]

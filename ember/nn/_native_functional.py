@@ -46,14 +46,14 @@ def _reduction_enum(reduction: str) -> int:
 
 
 def _legacy_reduction(size_average, reduce) -> str:
-    """The reduction the deprecated size_average/reduce arguments ask for (torch's rule)."""
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' instead.",
-                  stacklevel=3)
+    """The reduction the deprecated size_average/reduce arguments ask for (torch's rule),
+    with the warning naming it."""
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
+    reduction = "none" if not reduce else "mean" if size_average else "sum"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  stacklevel=3)
+    return reduction
 
 
 def _reduction(size_average, reduce, reduction: str) -> str:
@@ -828,7 +828,8 @@ def _eye_weight(channels: int, kh: int, kw: int, like):
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """The sliding windows of (N, C, H, W) as columns: (N, C * kh * kw, L)."""
     if input.dim() not in (3, 4):
-        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     x = input.unsqueeze(0) if input.dim() == 3 else input
     kh, kw = _tuple(kernel_size, 2, "kernel_size")
     c = x.size(1)
@@ -841,8 +842,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of unfold: (N, C * kh * kw, L) columns summed into (N, C, H, W)."""
     if input.dim() not in (2, 3):
-        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
-                                  f"(got {input.dim()}D)")
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     x = input.unsqueeze(0) if input.dim() == 2 else input
     kh, kw = _tuple(kernel_size, 2, "kernel_size")
     (h, w), (sh, sw) = _tuple(output_size, 2, "output_size"), _tuple(stride, 2, "stride")

@@ -12,11 +12,12 @@ from typing import Optional
 from .. import _C
 from ._native_functional import *  # noqa: F401,F403
 from ._native_functional import __all__ as _native_all
+from ._native_functional import _legacy_name
 
 __all__ = [
     *_native_all, "linear", "bilinear", "identity", "relu", "relu_", "tanh", "sigmoid", "threshold", "threshold_",
     "softsign", "tanhshrink", "hardshrink", "softshrink", "dropout", "dropout1d", "dropout2d", "dropout3d", "one_hot",
-    "normalize", "pad",
+    "normalize", "pad", "prelu", "pixel_shuffle", "pixel_unshuffle",
 ]
 
 
@@ -137,6 +138,33 @@ def softshrink(input, lambd: float = 0.5):
     return _C.where(input > lambd, input - lambd, _C.where(input < -lambd, input + lambd, 0))
 
 
+def prelu(input, weight):
+    """input where positive, weight * input elsewhere; weight has one element or one per
+    channel (dim 1 of the input).
+
+    >>> ember.nn.functional.prelu(ember.tensor([-2., 3.]), ember.tensor([0.25])).tolist()
+    [-0.5, 3.0]
+    """
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.size(1) if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_legacy_name(input.dtype)} and "
+                           f"{_legacy_name(weight.dtype)}")
+    # (C) -> (1, C, 1, ...): one slope per channel
+    w = weight.reshape(-1) if weight.numel() != 1 else weight.reshape(())
+    if input.dim() >= 2 and weight.numel() != 1:
+        w = w.view(1, -1, *([1] * (input.dim() - 2)))
+    # where(x > 0, ...) gives torch's gradients: 1 or weight for the input, x or 0 for weight
+    return _C.where(input > 0, input, w * input)
+
+
 # ---- dropout ----
 
 def _check_p(p: float) -> None:
@@ -254,6 +282,67 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     if out is None:
         return input / denom
     return _C.div(input, denom, out=out)
+
+
+# ---- pixel shuffle ----
+
+def _check_factor(name: str, arg: str, factor) -> None:
+    if not isinstance(factor, int) or isinstance(factor, bool):
+        raise TypeError(f"{name}(): argument '{arg}' (position 2) must be int, not {type(factor).__name__}")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {arg}, but got {factor}")
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r): each group of r^2 channels becomes an
+    r x r block of pixels (r = upscale_factor).
+
+    >>> ember.nn.functional.pixel_shuffle(ember.arange(4.).view(4, 1, 1), 2).tolist()
+    [[[0.0, 1.0], [2.0, 3.0]]]
+    """
+    _check_factor("pixel_shuffle", "upscale_factor", upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    r = upscale_factor
+    *batch, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    if r == 1:
+        return input.clone()
+    nb = len(batch)
+    # (*, C, r, r, H, W) -> (*, C, H, r, W, r) -> (*, C, H * r, W * r)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """The inverse of pixel_shuffle: (*, C, H * r, W * r) -> (*, C * r^2, H, W).
+
+    >>> ember.nn.functional.pixel_unshuffle(ember.arange(4.).view(1, 2, 2), 2).flatten().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    _check_factor("pixel_unshuffle", "downscale_factor", downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    r = downscale_factor
+    *batch, c, h, w = input.shape
+    if h % r != 0:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                           f"input.size(-2)={h} is not divisible by {r}")
+    if w % r != 0:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                           f"input.size(-1)={w} is not divisible by {r}")
+    if r == 1:
+        return input.clone()
+    nb = len(batch)
+    # (*, C, H, r, W, r) -> (*, C, r, r, H, W) -> (*, C * r^2, H, W)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
 
 
 # ---- padding ----

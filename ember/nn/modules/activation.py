@@ -1,12 +1,15 @@
 """Activation modules: each calls its ember.nn.functional form with its settings."""
 from __future__ import annotations
 
+from ... import _C
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus", "Tanh",
            "Sigmoid", "Hardtanh", "Hardswish", "Hardsigmoid", "Threshold", "LogSigmoid", "Softsign", "Tanhshrink",
-           "Hardshrink", "Softshrink"]
+           "Hardshrink", "Softshrink", "PReLU", "Softmax", "LogSoftmax", "Softmin", "Softmax2d"]
 
 
 def _inplace_str(inplace: bool) -> str:
@@ -257,3 +260,81 @@ class Softshrink(Hardshrink):
 
     def forward(self, input):
         return F.softshrink(input, self.lambd)
+
+
+class PReLU(Module):
+    """x where positive, weight * x elsewhere, with a learned slope: one shared
+    (num_parameters=1) or one per channel (dim 1 of the input), starting at init.
+
+    >>> ember.nn.PReLU()(ember.tensor([-2., 3.])).tolist()
+    [-0.5, 3.0]
+    """
+
+    __constants__ = ["num_parameters"]
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(_C.empty(num_parameters, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class _SoftmaxBase(Module):
+    __constants__ = ["dim"]
+
+    def __init__(self, dim=None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+# _stacklevel: the implicit-dim warning names the caller of the module, as torch's does
+class Softmax(_SoftmaxBase):
+    """exp(x) / sum(exp(x)) along dim: each slice along dim sums to 1.
+
+    >>> ember.nn.Softmax(dim=1)(ember.zeros(1, 4)).tolist()
+    [[0.25, 0.25, 0.25, 0.25]]
+    """
+
+    def forward(self, input):
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+
+class LogSoftmax(_SoftmaxBase):
+    """log(softmax(x)) along dim, computed without overflow."""
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+
+class Softmin(_SoftmaxBase):
+    """softmax(-x) along dim."""
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at each position of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)

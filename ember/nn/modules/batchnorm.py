@@ -1,0 +1,139 @@
+"""Batch normalization: per-channel statistics of the batch in training, folded into
+running estimates that eval mode uses."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ... import _C
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module, _no_grad
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+class _NormBase(Module):
+    """weight (ones) and bias (zeros) of num_features when affine; the buffers
+    running_mean (zeros), running_var (ones) and num_batches_tracked (int64 0) when
+    track_running_stats, else those names registered as None."""
+
+    _version = 2  # version 2 added num_batches_tracked
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(_C.empty(num_features, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(_C.empty(num_features, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _C.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", _C.zeros((), dtype=_C.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with _no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input) -> None:
+        raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            # checkpoints from before num_batches_tracked existed load with it at 0
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                                   else _C.zeros((), dtype=_C.int64))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input):
+        self._check_input_dim(input)
+        # momentum None: the running stats are the cumulative average over the batches seen
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / self.num_batches_tracked.item()
+        # batch statistics in training, and in eval too when there are no running ones
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        keep_running = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep_running else None,
+                            self.running_var if keep_running else None, self.weight, self.bias, use_batch_stats,
+                            factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of (N, C) or (N, C, L) over N (and L), per channel:
+    (x - mean) / sqrt(var + eps) * weight + bias. momentum=None keeps a cumulative average.
+
+    >>> bn = ember.nn.BatchNorm1d(3)
+    >>> bn(ember.arange(6.).view(2, 3)).shape
+    ember.Size([2, 3])
+    >>> bn.running_mean.tolist(), bn.num_batches_tracked.item()
+    ([0.15000000596046448, 0.25, 0.3499999940395355], 1)
+    """
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of (N, C, H, W) per channel.
+
+    >>> ember.nn.BatchNorm2d(3)(ember.randn(2, 3, 4, 4)).shape
+    ember.Size([2, 3, 4, 4])
+    """
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) per channel.
+
+    >>> ember.nn.BatchNorm3d(3)(ember.randn(2, 3, 2, 2, 2)).shape
+    ember.Size([2, 3, 2, 2, 2])
+    """
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

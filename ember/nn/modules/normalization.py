@@ -1,0 +1,138 @@
+"""LayerNorm, GroupNorm and RMSNorm: normalization over each sample's own features, the
+same in training and eval."""
+from __future__ import annotations
+
+import numbers
+from typing import Optional
+
+from ... import _C
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+
+
+def _shape_tuple(normalized_shape) -> tuple:
+    if isinstance(normalized_shape, numbers.Integral):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalizes the last len(normalized_shape) dims of each sample to mean 0, variance 1,
+    then (elementwise_affine) * weight + bias, both of normalized_shape.
+
+    >>> ember.nn.LayerNorm(2)(ember.tensor([[1., 3.]])).tolist()
+    [[-0.9999949932098389, 0.9999949932098389]]
+    """
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape_tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_C.empty(self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(_C.empty(self.normalized_shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Splits the channels of (N, C, *) into num_groups groups and normalizes each group of
+    each sample; then (affine) * weight + bias per channel.
+
+    >>> ember.nn.GroupNorm(2, 4)(ember.randn(3, 4, 5)).shape
+    ember.Size([3, 4, 5])
+    """
+
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
+                 dtype=None, *, bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(_C.empty(num_channels, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(_C.empty(num_channels, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, then (if
+    elementwise_affine) * weight. eps=None takes the input dtype's epsilon.
+
+    >>> ember.nn.RMSNorm(2)(ember.tensor([[3., 4.]])).shape
+    ember.Size([1, 2])
+    """
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape, eps: Optional[float] = None, elementwise_affine: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape_tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_C.empty(self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
