@@ -35,7 +35,7 @@ def torch_single_threaded():
     yield
     torch.set_num_threads(threads)
 # float32: the two libraries' kernels round differently in the last bits
-TOL = {"float64": 1e-10, "float32": 2e-5}
+TOL = {"float64": 1e-10, "float32": 1e-5}
 
 
 class Const:
