@@ -865,33 +865,84 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return out.squeeze(0) if input.dim() == 2 else out
 
 
+# C++ names of the dtypes, as torch's attention messages print them
+_CPP_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                    "uint8": "unsigned char", "bool": "bool"}
+
+
+def _cpp_dtype_name(dtype) -> str:
+    return _CPP_DTYPE_NAMES[repr(dtype).split(".", 1)[1]]
+
+
+def _check_attention_inputs(query, key, value, attn_mask, is_causal: bool, dropout_p: float) -> None:
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{_cpp_dtype_name(query.dtype)} key.dtype: {_cpp_dtype_name(key.dtype)} and value.dtype: "
+                           f"{_cpp_dtype_name(value.dtype)} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (_C.bool, _C.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {_cpp_dtype_name(attn_mask.dtype)} and  query.dtype: "
+                           f"{_cpp_dtype_name(query.dtype)} instead.")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if dropout_p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+
+
+def _repeat_heads(query, kv):
+    """Grouped-query attention: each of kv's heads serves query.size(-3) / kv.size(-3) query heads."""
+    if kv.dim() < 3 or query.size(-3) == kv.size(-3):
+        return kv
+    if kv.size(-3) == 0 or query.size(-3) % kv.size(-3):
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+    return kv.repeat_interleave(query.size(-3) // kv.size(-3), -3)
+
+
+def _safe_softmax(scores):
+    """softmax over the last dim, with rows where every score is -inf (fully masked) all
+    zero instead of NaN, and no gradient through them."""
+    dead = scores.isneginf().all(-1, keepdim=True)
+    if not dead.any().item():
+        return _C.softmax(scores, -1)
+    return _C.softmax(_C.masked_fill(scores, dead, 0.0), -1).masked_fill(dead, 0.0)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
                                  scale=None, enable_gqa: bool = False):
-    """softmax(q k^T * scale + mask) v over (..., L, E) queries and (..., S, E) keys: a bool
-    mask keeps where True, a float one is added; is_causal masks the future."""
-    from .. import bernoulli, ones_like, ones
+    """softmax(q k^T * scale + mask) v over (..., L, E) queries, (..., S, E) keys and
+    (..., S, Ev) values -> (..., L, Ev). A bool attn_mask keeps where True, a float one is
+    added; is_causal masks the future (query i sees keys 0..i); a query that may attend to
+    nothing gets zeros. dropout_p drops attention weights whenever it is > 0 (training or
+    not, as torch's). enable_gqa repeats key/value heads (dim -3) to the query's count.
 
+    >>> q = ember.ones(1, 2, 4)
+    >>> ember.nn.functional.scaled_dot_product_attention(q, q, ember.eye(4)[:2].unsqueeze(0)).tolist()
+    [[[0.5, 0.5, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]]]
+    """
+    _check_attention_inputs(query, key, value, attn_mask, is_causal, dropout_p)
     L, S = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
-    if enable_gqa and key.dim() >= 3 and query.size(-3) != key.size(-3):
-        reps = query.size(-3) // key.size(-3)
-        key = key.repeat_interleave(reps, -3)
-        value = value.repeat_interleave(reps, -3)
+    if enable_gqa:
+        key, value = _repeat_heads(query, key), _repeat_heads(query, value)
     scores = query.matmul(key.transpose(-2, -1)) * scale  # (..., L, S)
+    masked = is_causal or attn_mask is not None
     if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                               "is_causal=True")
-        future = ones(L, S, dtype=_C.bool).triu(1)
+        future = _C.ones((L, S), dtype=_C.bool).triu(1)
         scores = _C.masked_fill(scores, future, float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype == _C.bool:
             scores = _C.masked_fill(scores, attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = _C.softmax(scores, -1)
-    if dropout_p > 0.0:
-        keep = bernoulli(ones_like(weights) * (1.0 - dropout_p))
-        weights = weights * keep / (1.0 - dropout_p)
+    weights = _safe_softmax(scores) if masked else _C.softmax(scores, -1)
+    if dropout_p >= 1.0:
+        weights = weights * 0.0
+    elif dropout_p > 0.0:
+        keep = _C.empty(tuple(weights.shape), dtype=weights.dtype).bernoulli_(1.0 - dropout_p)
+        weights = weights * keep.div_(1.0 - dropout_p)
     return weights.matmul(value)

@@ -19,6 +19,11 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .fold import Fold, Unfold
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+# the sequence layers of issue 5
+from .attention import MultiheadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Mish", "Softplus", "Tanh",
@@ -33,3 +38,6 @@ __all__ += [
     "CosineEmbeddingLoss", "MarginRankingLoss", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold",
     "Unfold", "PixelShuffle", "PixelUnshuffle",
 ]
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+           "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
+           "RNNCell", "LSTMCell", "GRUCell"]
