@@ -1,6 +1,6 @@
 """A character-level transformer trained on Shakespeare's sonnets, with ember.
 
-    python examples/char_transformer.py                 # 300 steps, about a minute
+    python examples/char_transformer.py                 # 300 steps, about half a minute
     python examples/char_transformer.py --steps 2000    # longer, better verse
     python examples/char_transformer.py --backend torch # the same program on PyTorch
 
@@ -120,7 +120,7 @@ class Text:
         return self.data[windows], self.data[windows + 1]
 
 
-def make_training(torch, steps: int, batch: int = 16, context: int = 64, lr: float = 3e-3, seed: int = 0, **model):
+def make_training(torch, steps: int, batch: int = 16, context: int = 64, lr: float = 1e-2, seed: int = 0, **model):
     """(model, text, one training step returning the loss as a float, generator)."""
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
@@ -244,7 +244,7 @@ def main(argv=None) -> int:
     parser.add_argument("--context", type=int, default=64, help="characters per sequence (default 64)")
     parser.add_argument("--layers", type=int, default=3, help="transformer blocks (default 3)")
     parser.add_argument("--dim", type=int, default=96, help="model width (default 96)")
-    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--lr", type=float, default=1e-2, help="peak learning rate (default 0.01)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sample", type=int, default=400, help="characters to generate (default 400)")
     parser.add_argument("--plot", default="out/char_transformer_loss.png", help="where the loss curve goes")
