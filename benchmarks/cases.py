@@ -338,6 +338,22 @@ def mlp_train_step(torch):
     return step
 
 
+def tiny_mlp_train_step(torch):
+    """One SGD step of a 16-32-1 MLP on a batch of 8 with mse_loss: per-op overhead."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.linspace(-1, 1, 8 * 16).reshape(8, 16)
+    y = torch.linspace(0, 1, 8).reshape(8, 1)
+
+    def step():
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
 def char_transformer_step(torch):
     """One training step (forward, cross_entropy, backward, clipping, AdamW) of the
     example's model at its defaults: 16 sequences of 64 characters."""
@@ -389,5 +405,6 @@ CASES: list[Case] = [
     Case("conv2d fwd 32x64x56² 3x3 float32", torch=conv2d_forward, flops=CONV_FLOPS),
     Case("conv2d bwd 32x64x56² 3x3 float32 (input + weight)", torch=conv2d_backward, flops=2 * CONV_FLOPS),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})", torch=mlp_train_step),
+    Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=tiny_mlp_train_step),
     Case("char transformer train step (examples/, 16x64 chars)", torch=char_transformer_step),
 ]

@@ -1,6 +1,6 @@
 """A character-level transformer trained on Shakespeare's sonnets, with ember.
 
-    python examples/char_transformer.py                 # 300 steps, about half a minute
+    python examples/char_transformer.py                 # 600 steps, about a minute
     python examples/char_transformer.py --steps 2000    # longer, better verse
     python examples/char_transformer.py --backend torch # the same program on PyTorch
 
@@ -239,7 +239,7 @@ def plot_losses(losses: list[float], path: str, width: int = 640, height: int = 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=300, help="training steps (default 300)")
+    parser.add_argument("--steps", type=int, default=600, help="training steps (default 600)")
     parser.add_argument("--batch", type=int, default=16, help="sequences per step (default 16)")
     parser.add_argument("--context", type=int, default=64, help="characters per sequence (default 64)")
     parser.add_argument("--layers", type=int, default=3, help="transformer blocks (default 3)")
