@@ -557,6 +557,7 @@ def _pinverse(input, rcond=1e-15):
 
 
 _slogdet_top = _structseq("slogdet", "_slogdet_top", ["sign", "logabsdet"])
+_RETURN_TYPES = (_slogdet, _qr, _svd, _eigh, _lstsq, _slogdet_top)  # ember.return_types names them too
 
 
 def _slogdet_tuple(input):
