@@ -39,6 +39,12 @@ class Tensor(_C.TensorBase):
     def __hash__(self):
         return id(self)  # as torch's: tensors are dict keys and set members by identity
 
+    def __invert__(self):
+        # torch's `~` raises TypeError where bitwise_not raises NotImplementedError
+        if self.dtype.is_floating_point:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return self.bitwise_not()
+
     def __format__(self, spec):
         if self.dim() == 0:
             return self.item().__format__(spec)

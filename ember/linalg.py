@@ -76,40 +76,86 @@ eigvalsh = _C.linalg_eigvalsh
 vector_norm = _C.linalg_vector_norm  # declarations/ops/reductions.yaml
 
 
-def slogdet(A):
+def _named(kind, results, out):
+    """The named tuple of results, or with out=: the results written into the out tensors
+    (each of the result's dtype; resized as out= tensors are), in the named tuple."""
+    if out is None:
+        return kind(results)
+    if not isinstance(out, (tuple, list)) or not all(isinstance(t, _C.TensorBase) for t in out):
+        raise TypeError(f"{kind.__name__}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+    if len(out) != len(results):
+        raise TypeError(f"expected tuple of {len(results)} elements but got {len(out)}")
+    for o, r in zip(out, results):
+        if o.dtype != r.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {_type_name(r.dtype, True)}, but got "
+                               f"{_type_name(o.dtype, True)} instead")
+    return kind(tuple(_into(o, r, None) for o, r in zip(out, results)))
+
+
+def slogdet(A, *, out=None):
     """(sign, logabsdet) of each square matrix of A; sign is 0 for a singular matrix.
 
     >>> ember.linalg.slogdet(ember.tensor([[-2., 0.], [0., 1.]])).sign.item()
     -1.0
     """
-    return _slogdet(_C.linalg_slogdet(A))
+    return _named(_slogdet, _C.linalg_slogdet(A), out)
 
 
-def qr(A, mode="reduced"):
+def qr(A, mode="reduced", *, out=None):
     """(Q, R) with A = Q @ R; mode 'reduced', 'complete' or 'r'.
 
     >>> ember.linalg.qr(ember.ones(4, 3)).R.shape
     ember.Size([3, 3])
     """
-    return _qr(_C.linalg_qr(A, mode))
+    return _named(_qr, _C.linalg_qr(A, mode), out)
 
 
-def svd(A, full_matrices=True, *, driver=None):
+def svd(A, full_matrices=True, *, driver=None, out=None):
     """(U, S, Vh) with A = U @ diag(S) @ Vh, S descending.
 
     >>> ember.linalg.svd(ember.ones(4, 3), full_matrices=False).U.shape
     ember.Size([4, 3])
     """
-    return _svd(_C.linalg_svd(A, full_matrices, driver=driver))
+    return _named(_svd, _C.linalg_svd(A, full_matrices, driver=driver), out)
 
 
-def eigh(A, UPLO="L"):
+def eigh(A, UPLO="L", *, out=None):
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric matrix.
 
     >>> ember.linalg.eigh(ember.tensor([[2., 0.], [0., 1.]])).eigenvalues.tolist()
     [1.0, 2.0]
     """
-    return _eigh(_C.linalg_eigh(A, UPLO))
+    return _named(_eigh, _C.linalg_eigh(A, UPLO), out)
+
+
+# torch's names of dtypes in messages: the ScalarType ("Float") and the C++ type ("float").
+_TYPE_NAMES = {"float32": ("Float", "float"), "float64": ("Double", "double"), "float16": ("Half", "c10::Half"),
+               "bfloat16": ("BFloat16", "c10::BFloat16"), "int64": ("Long", "long int"), "int32": ("Int", "int"),
+               "int16": ("Short", "short int"), "int8": ("Char", "signed char"), "uint8": ("Byte", "unsigned char"),
+               "bool": ("Bool", "bool")}
+
+
+def _type_name(dtype, cpp=False):
+    return _TYPE_NAMES[str(dtype).removeprefix("ember.")][1 if cpp else 0]
+
+
+def _into(out, result, message):
+    """torch's out= for a result computed apart: out must have the result's dtype
+    (message(expected, got) says otherwise); a non-empty out of another shape is resized
+    with torch's warning; then the result is copied in. Returns out."""
+    if out.dtype != result.dtype:
+        raise RuntimeError(message(result.dtype, out.dtype))
+    if out.shape != result.shape:
+        if out.numel() != 0:
+            import warnings
+
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(result.shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out.resize_(result.shape)
+    return out.copy_(result)
 
 
 def _check_square(A, fn):
@@ -202,7 +248,9 @@ def tensordot(a, b, dims=2, out=None):
     ember.Size([2, 5])
     """
     if out is not None:
-        raise NotImplementedError("tensordot(out=) is not supported yet")
+        return _into(out, tensordot(a, b, dims), lambda want, got: (
+            f"tensordot: Expected the output tensor to have dtype {_type_name(want)}, but got an output tensor "
+            f"with dtype {_type_name(got)}"))
     if isinstance(dims, _C.TensorBase):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -383,6 +431,10 @@ def _check_norm_dtype(A, dtype, fn):
                            f"specified dtype ({dtype})")
 
 
+def _norm_out_message(fn):
+    return lambda want, got: f"{fn} expected out tensor dtype {_type_name(want)} but got: {_type_name(got)}"
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """The ord-norm of the matrices of A (in dims dim): 'fro', 'nuc' (sum of singular
     values), inf/-inf (max/min row sum of |A|), 1/-1 (max/min column sum), 2/-2
@@ -392,7 +444,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     6.0
     """
     if out is not None:
-        raise NotImplementedError("linalg.matrix_norm(out=) is not supported yet")
+        return _into(out, matrix_norm(A, ord, dim, keepdim, dtype=dtype), _norm_out_message("linalg.matrix_norm"))
     if ord not in _MATRIX_ORDS:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     d0, d1 = _matrix_dims(A, list(dim), "linalg.matrix_norm")
@@ -420,7 +472,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     5.0
     """
     if out is not None:
-        raise NotImplementedError("linalg.norm(out=) is not supported yet")
+        return _into(out, norm(A, ord, dim, keepdim, dtype=dtype), _norm_out_message("linalg.norm"))
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) == 2 or dim is None and ord is not None and A.dim() == 2:
@@ -442,7 +494,9 @@ def _norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         dim = (dim,)
     if isinstance(p, str):
         if out is not None:
-            raise NotImplementedError("norm(out=) is not supported with a string p yet")
+            message = _norm_out_message("linalg.matrix_norm") if p == "nuc" else lambda want, got: (
+                f"Expected out tensor to have dtype {_type_name(want, True)}, but got {_type_name(got, True)} instead")
+            return _into(out, _norm(input, p, dim, keepdim, dtype=dtype), message)
         if p == "fro" and (dim is None or len(dim) <= 2):
             return vector_norm(input, 2, dim, keepdim, dtype=dtype)
         if p == "nuc":
@@ -514,7 +568,8 @@ def multi_dot(tensors, *, out=None):
     6.0
     """
     if out is not None:
-        raise NotImplementedError("linalg.multi_dot(out=) is not supported yet")
+        return _into(out, multi_dot(tensors), lambda want, got: (
+            f"multi_dot(): expected out tensor to have dtype {_type_name(want, True)} but got {_type_name(got, True)}"))
     n = len(tensors)
     if n < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
@@ -557,6 +612,7 @@ def _pinverse(input, rcond=1e-15):
 
 
 _slogdet_top = _structseq("slogdet", "_slogdet_top", ["sign", "logabsdet"])
+_RETURN_TYPES = (_slogdet, _qr, _svd, _eigh, _lstsq, _slogdet_top)  # ember.return_types names them too
 
 
 def _slogdet_tuple(input):

@@ -126,7 +126,42 @@ def test_variants_from_one_declaration(tmp_path):
     assert 'return binary(kernels::BinaryOp::sub, {"sub", Promote::Common, DTypes::All}, self, other, {Scalar(alpha)}, out);' in body
 
 
+def test_out_dtype_and_checked_numbers(tmp_path):
+    """out_dtype and numbers_checked reach the op's Spec; the defaults stay implicit."""
+    model = tiny_model(tmp_path, """
+- func: clamp_min(Tensor self, Tensor min) -> Tensor
+  variants: function, out
+  kernel: binary.clamp_min
+  numbers: [min]
+  out_dtype: exact
+  numbers_checked: true
+  doc: x
+""")
+    body = emit_elementwise.emit(model)["ops_elementwise.cpp"]
+    assert ('{"clamp_min", Promote::Common, DTypes::All, false, OutDType::Exact, true}, self, min, {}, out);'
+            in body)
+
+
+def test_tuple_out_and_return_types(tmp_path):
+    """An op returning named tensors takes out= as a tuple: the results are written into
+    it (ops::write_outs) and returned as ember.return_types.<name>_out; both types are listed."""
+    model = tiny_model(tmp_path, """
+- func: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+  variants: function, method, out
+  doc: x
+""")
+    assert "Out" not in emit_ops_header.emit(model)["ops_decl.h"].split("cummax(")[1].split(";")[0]
+    py = emit_python.emit(model)
+    assert '{"out", PType::TensorList, true, true, true, false}' in py["python_tiny.cpp"]
+    assert ('named_tuple_type("cummax_out", {"values", "indices"}); return wrap_named(out_type, '
+            'ops::write_outs(api::cummax(a.tensor(0), a.to_int(1)), a.tensor_list(2, false)));') in py["python_tiny.cpp"]
+    assert '{"cummax", {"values", "indices"}},\n    {"cummax_out", {"values", "indices"}},' in py["python_tables.h"]
+    with pytest.raises(DeclarationError, match="a tuple out= needs named returns"):
+        tiny_model(tmp_path / "unnamed", "- func: f(Tensor self) -> (Tensor, Tensor)\n  variants: function, out\n  doc: x\n")
+
+
 @pytest.mark.parametrize("entry, message", [
+    ("  out_dtype: sideways", "out_dtype must be one of"),
     ("  numbers: [alpha]", "not Tensor arguments"),
     ("  operators: [__isub__]\n  variants: function", "needs the inplace variant"),
     ("  operators: [__frob__]", "unknown operator"),

@@ -679,3 +679,46 @@ def test_new_factories_take_self_dtype(dtype):
                  lambda lib, x: lib.ones(2, dtype=lib.int64).type_as(x), lambda lib, x: x.new_full((2,), 300),
                  lambda lib, x: x.new_zeros(-1)):
         check(lambda lib: call(lib, lib.zeros(1, dtype=getattr(lib, dtype))))
+
+
+# ---------------------------------------------------------------- fresh tensors' version counter
+FRESH = {  # results a factory or op fills in place as it makes them: torch's start at version 0
+    "zeros": lambda lib: lib.zeros(3), "ones": lambda lib: lib.ones(2, 3, dtype=lib.int32),
+    "full": lambda lib: lib.full((3,), 2.0), "eye": lambda lib: lib.eye(3),
+    "zeros_like": lambda lib: lib.zeros_like(lib.ones(2)), "ones_like": lambda lib: lib.ones_like(lib.ones(2)),
+    "full_like": lambda lib: lib.full_like(lib.ones(2), 3), "new_zeros": lambda lib: lib.ones(2).new_zeros(3),
+    "new_ones": lambda lib: lib.ones(2).new_ones(3), "new_full": lambda lib: lib.ones(2).new_full((3,), 1),
+    "rand": lambda lib: lib.rand(3), "randn": lambda lib: lib.randn(3),
+    "randint": lambda lib: lib.randint(0, 5, (3,)), "randperm": lambda lib: lib.randperm(4),
+    "normal": lambda lib: lib.normal(0.0, 1.0, (3,)), "rand_like": lambda lib: lib.rand_like(lib.ones(2)),
+    "arange": lambda lib: lib.arange(3), "linspace": lambda lib: lib.linspace(0, 1, 3),
+    "tensor": lambda lib: lib.tensor([1, 2]), "clone": lambda lib: lib.ones(2, 2).clone(),
+    "to": lambda lib: lib.ones(3).to(lib.int64), "sum": lambda lib: lib.zeros(2, 3).sum(0),
+    "t_contiguous": lambda lib: lib.ones(2, 3).t().contiguous(),
+    "sort": lambda lib: lib.ones(2, 2).sort(0), "max_dim": lambda lib: lib.ones(2, 2).max(0),
+    "tril_indices": lambda lib: lib.tril_indices(3, 3),
+}
+
+
+@pytest.mark.parametrize("name", FRESH)
+def test_fresh_results_start_at_version_0(name):
+    def versions(lib):
+        r = FRESH[name](lib)
+        return [t._version for t in (r if isinstance(r, tuple) else (r,))]
+    assert versions(ember) == versions(torch)
+
+
+def test_version_still_counts_writes():
+    # what is visible elsewhere keeps its count: in-place results, out=, views, inputs returned
+    check(lambda lib: [lib.empty(3).uniform_()._version, lib.zeros(3).add_(1)._version,
+                       lib.add(lib.ones(2), 1, out=lib.zeros(2))._version])
+    x = ember.zeros(3)
+    x.add_(1)
+    assert x.view(3)._version == 1 and x.contiguous()._version == 1 and x[0:2]._version == 1
+    w = ember.ones(3, requires_grad=True)
+    y = ember.zeros(3)
+    y.add_(2)  # version 1 ...
+    out = (w * y).sum()  # ... saved by mul's backward
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()

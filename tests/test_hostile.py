@@ -197,7 +197,7 @@ REDUCTIONS = {
     # search and movement reductions
     "median": lambda lib, x: [x.median(), tuple(x.median(1))],
     "nanmedian": lambda lib, x: [x.nanmedian(), tuple(x.nanmedian(1))],
-    "mode": lambda lib, x: [x.mode(1)[0]],  # with NaN: see test_mode_with_nan
+    "mode": lambda lib, x: [tuple(x.mode(1))],
     "kthvalue": lambda lib, x: [tuple(x.kthvalue(2, 1))],
     "sort": lambda lib, x: [tuple(x.sort(1, stable=True)), tuple(x.sort(0, descending=True, stable=True))],
     "argsort": lambda lib, x: [x.argsort(dim=1, stable=True), x.argsort(1)],
@@ -239,10 +239,8 @@ def test_mode_without_nan():
     check(lambda lib: [specials(lib, "float32")[1:].mode(1), specials(lib, "float64").t()[:, 3:].mode(0)])
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="mode of a row holding NaN: torch answers NaN, ember the smallest value (issue 6)")
 def test_mode_with_nan():
-    check(lambda lib: specials(lib, "float32").mode(1)[0])
+    check(lambda lib: specials(lib, "float32").mode(1))
 
 
 COMPARISONS = {

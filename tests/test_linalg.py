@@ -779,3 +779,52 @@ def test_out_overlapping_an_input(name):
         assert call(lib, x, lambda t: outs.append(t.clone() if lib is torch else t) or outs[0]) is outs[0]
         return outs[0]
     check(run, tol=1e-4)
+
+
+# ---------------------------------------------------------------------------- out= of the Python compositions
+A2 = [[1.0, -2.0], [3.0, 4.0]]
+COMPOSED_OUT = {  # torch's out= semantics for functions composed in ember/linalg.py
+    "tensordot": lambda lib, **o: lib.tensordot(lib.ones(2, 3), T(lib, 3, 4), 1, **o),
+    "tensordot dims": lambda lib, **o: lib.tensordot(T(lib, 2, 3, 4), T(lib, 3, 4, 5, seed=1), ([1, 2], [0, 1]), **o),
+    "matrix_norm": lambda lib, **o: lib.linalg.matrix_norm(lib.tensor(A2), **o),
+    "matrix_norm 1": lambda lib, **o: lib.linalg.matrix_norm(lib.tensor(A2), 1, **o),
+    "matrix_norm nuc keepdim": lambda lib, **o: lib.linalg.matrix_norm(T(lib, 3, 2, 2), "nuc", keepdim=True, **o),
+    "matrix_norm dtype": lambda lib, **o: lib.linalg.matrix_norm(lib.tensor(A2), dtype=lib.float64, **o),
+    "norm": lambda lib, **o: lib.linalg.norm(lib.tensor(A2), **o),
+    "norm vector": lambda lib, **o: lib.linalg.norm(T(lib, 3, 4), 3, 1, **o),
+    "norm 2": lambda lib, **o: lib.linalg.norm(lib.tensor(A2), 2, **o),
+    "multi_dot": lambda lib, **o: lib.linalg.multi_dot([T(lib, 2, 3), T(lib, 3, 4, seed=1), T(lib, 4, seed=2)], **o),
+    "torch.norm fro": lambda lib, **o: lib.norm(lib.tensor(A2), "fro", **o),
+    "torch.norm nuc": lambda lib, **o: lib.norm(lib.tensor(A2), "nuc", **o),
+    "chain_matmul": lambda lib, **o: lib.chain_matmul(lib.tensor(A2), lib.tensor(A2), **o),
+}
+
+
+@pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
+@pytest.mark.parametrize("kind", ["empty", "exact", "strided", "resized", "wrong dtype", "int dtype"])
+@pytest.mark.parametrize("name", COMPOSED_OUT)
+def test_composed_out(name, kind):
+    import warnings
+
+    expected = COMPOSED_OUT[name](torch)
+    shape, dtype = tuple(expected.shape), str(expected.dtype).split(".")[1]
+    dtype = {"wrong dtype": "float64" if dtype == "float32" else "float32", "int dtype": "int64"}.get(kind, dtype)
+
+    def run(lib):
+        out = {"empty": lambda: lib.empty(0, dtype=getattr(lib, dtype)),
+               "resized": lambda: lib.full((7,), 9, dtype=getattr(lib, dtype)),
+               "strided": lambda: lib.full(shape + (2,), 9, dtype=getattr(lib, dtype))[..., 1]}.get(
+            kind, lambda: lib.full(shape, 9, dtype=getattr(lib, dtype)))()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert COMPOSED_OUT[name](lib, out=out) is out and tuple(out.shape) == shape
+        resized = [str(w.message) for w in caught if "was resized" in str(w.message)]
+        return out, [m.split(" (Triggered")[0] for m in resized]
+    try:
+        run(torch)
+    except RuntimeError as exc:
+        with pytest.raises(RuntimeError) as ours:
+            run(ember)
+        assert str(ours.value) == str(exc)
+        return
+    check(run, tol=1e-5)

@@ -69,10 +69,7 @@ SHAPES_2D = [((3, 4), "contiguous"), ((3, 4), "transposed"), ((3, 4), "stepped")
 
 # ------------------------------------------------------------- known ember bugs
 # name -> (reason, repro(lib)): run as strict xfails, so a fix shows up as XPASS.
-BUGS = {
-    "roll_dim_out_of_range": ("roll of an empty tensor with a dim out of range raises RuntimeError; torch raises "
-                              "IndexError", lambda lib: lib.zeros(0).roll(1, 1)),
-}
+BUGS = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=r, strict=True))
@@ -445,3 +442,12 @@ def test_selection_out_of_range_errors():
         lambda lib: lib.cat([make(lib, (2, 3)), make(lib, (2, 4))]),
         lambda lib: lib.stack([make(lib, (2, 3)), make(lib, (2, 4))]),
     ]], check)
+
+
+def test_roll_checks_no_dims_of_an_empty_tensor():
+    cases = [lambda lib: lib.zeros(0).roll(1, 1), lambda lib: lib.zeros(2, 0).roll(1, 5),
+             lambda lib: lib.zeros(0).roll((1, 2), (0, 1)), lambda lib: lib.zeros(0).roll((1, 2), (0,)),
+             lambda lib: lib.zeros(0).roll((), ()), lambda lib: lib.tensor(1.0).roll(1, 0),
+             lambda lib: lib.zeros(3).roll(1, 1), lambda lib: lib.zeros(2, 3).roll(1, None)]
+    for c in cases:
+        check(c)

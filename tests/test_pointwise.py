@@ -207,37 +207,11 @@ def inputs(op, lib, dtype, shapes, layouts=None):
 
 # ---------------------------------------------------------------------------- known ember bugs
 # (test, *param ids) -> reason: each a strict xfail, so a fix shows up as XPASS
-NOTIMPL_BOOL = "torch raises NotImplementedError for this op on bool tensors; ember computes a result"
-OUT_EXACT = "torch wants out= of exactly the result dtype here (RuntimeError); ember casts into a wider out"
-SUB_BOOL = "torch rejects `-`/sub/rsub with ANY bool operand (RuntimeError); ember only two bool tensors"
-NUMBER_OVERFLOW = ("torch checks that the Python number fits the tensor's dtype (RuntimeError 'value cannot be "
-                   "converted to type uint8_t/c10::Half without overflow'); ember wraps it or gives inf")
-INVERT_FLOAT = "~ on a float tensor: torch TypeError, ember NotImplementedError"
-LERP_DTYPES = "lerp with mixed dtypes: torch raises RuntimeError (expected dtype float for `end`); ember promotes"
 BUGS = {
-    **{("dtypes", k, "bool"): NOTIMPL_BOOL for k in ("bitwise_left_shift", "bitwise_right_shift",
-                                                   "clamp_tensor", "addcmul")},
-    **{("type_promotion", k, "bool"): NOTIMPL_BOOL for k in ("bitwise_left_shift", "bitwise_right_shift",
-                                                      "clamp_min", "clamp_max")},
-    **{("operators", k, f"__{i}{d}__", "tensor"): NOTIMPL_BOOL + " (bool operands of the operator)" for k, d in [
-        ("bitwise_left_shift", "lshift"), ("bitwise_right_shift", "rshift")] for i in ("", "i")},
-    **{("out", k, "float64"): OUT_EXACT for k in (
-        "abs", "sign", "sgn", "floor", "ceil", "round", "frac", "trunc", "round_decimals", "round_decimals_neg",
-        "bitwise_not", "neg", "nan_to_num", "nan_to_num_kw", "clamp", "clamp_min_only", "clamp_max_kw",
-        "lerp_tensor")},
-    **{("out", k, d): "isposinf/isneginf/signbit: torch only takes a bool out= (RuntimeError); ember casts"
-       for k in ("isposinf", "isneginf", "signbit") for d in ("int64", "float64")},
     ("type_promotion", "mul", "half_big_number"): ("a Python number is rounded to float16 before multiplying: "
                                               "float16 0 * 1e5 is nan in ember, 0 in torch"),
-    **{("type_promotion", k, "half_big_number"): NUMBER_OVERFLOW for k in ("pow", "clamp_min", "clamp_max")},
-    **{("type_promotion", k, "uint8"): NUMBER_OVERFLOW for k in ("pow", "clamp_min", "clamp_max", "where")},
-    ("cases", "masked_fill_overflow"): NUMBER_OVERFLOW,
-    **{("type_promotion", k, g): LERP_DTYPES for k in ("lerp_scalar", "lerp_tensor") for g in ("zero_dim", "floats")},
-    ("cases", "lerp_dtype_mismatch"): LERP_DTYPES, ("cases", "lerp_weight_dtype_mismatch"): LERP_DTYPES,
-    ("operators", "bitwise_not", "__invert__", "tensor"): INVERT_FLOAT, ("cases", "float_invert"): INVERT_FLOAT,
     ("special_values", "addcmul", "float32"): ("addcmul float32 -inf + 2 * -1e30 * -1e30: ember nan (the "
                                                "product overflows), torch -inf"),
-    ("cases", "where_u8_cond"): "where with a uint8 condition: torch accepts it (deprecated), ember RuntimeError",
 }
 
 
@@ -658,3 +632,19 @@ def test_integer_division_by_zero(fn):
 
 def test_bugs_table_names_existing_cases():
     assert not set(BUGS) - PARAM_IDS, f"BUGS entries that match no test case: {set(BUGS) - PARAM_IDS}"
+
+
+def test_out_resize_warns_as_torch():
+    """A non-empty out= of the wrong shape is resized with torch's deprecation warning (an
+    error when warnings are); an empty one silently."""
+    import warnings
+
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning, match="An output with one or more elements was resized since it had shape "
+                                             r"\[5\], which does not match the required output shape \[2\]"):
+            lib.add(lib.ones(2), 1, out=lib.empty(5))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert lib.add(lib.ones(2), 1, out=lib.empty(0)).tolist() == [2.0, 2.0]
+            with pytest.raises(UserWarning):
+                lib.sum(lib.ones(2, 3), 1, out=lib.empty(7))

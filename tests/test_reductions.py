@@ -109,58 +109,6 @@ OUTS = {  # name -> (shape, dtype) of the out tensor for a (3, 4) input
 
 
 BUGS = {
-    "all_any_empty_dim_list": (
-        "all/any(dim=[]) reduce every dim; torch reduces none (an elementwise bool tensor)",
-        lambda t, op, dt, spec: base(op) in ("all", "any") and spec == "empty_list",
-        lambda lib: lib.tensor([[1.0, 0.0], [2.0, 3.0]]).all([])),
-    "empty_amax_exception": (
-        "amax()/amin() of an empty tensor raise IndexError; torch raises RuntimeError",
-        lambda t, op, dt, spec: t == "empty" and op in ("amax", "amin") and spec == "all",
-        lambda lib: lib.zeros(0, 3).amax()),
-    "empty_argmax_exception": (
-        "argmax()/argmin() of an empty tensor raise RuntimeError; torch raises IndexError",
-        lambda t, op, dt, spec: t == "empty" and op in ("argmax", "argmin") and spec == "all",
-        lambda lib: lib.zeros(0, 3).argmax()),
-    "var_mean_positional_unbiased": (
-        "var_mean/std_mean(x, dim, unbiased, keepdim) raise TypeError: the positional overload is missing",
-        lambda t, op, dt, spec: op in ("var_mean", "std_mean") and spec == "keepdim_pos",
-        lambda lib: lib.var_mean(lib.tensor([[1.0, 0.0], [2.0, 3.0]]), 1, True)),
-    "amax_dim_none": (
-        "amax/amin(dim=None) raise TypeError; torch reduces all dims",
-        lambda t, op, dt, spec: False, lambda lib: lib.amax(lib.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=None)),
-    "logcumsumexp_integers": (
-        "logcumsumexp of integer and bool tensors computes; torch raises NotImplementedError",
-        lambda t, op, dt, spec: base(op) == "logcumsumexp" and dt not in FLOAT_NAMES,
-        lambda lib: lib.tensor([1, 2]).logcumsumexp(0)),
-    "cumsum_dtype_bool": (
-        "cumsum/cumprod(dtype=bool) compute; torch raises NotImplementedError",
-        lambda t, op, dt, spec: t == "dtype" and op in ("cumsum", "cumprod") and spec == "bool",
-        lambda lib: lib.tensor([1.0, 2.0]).cumsum(0, dtype=lib.bool)),
-    "nanmean_integer_dtype": (
-        "nanmean of an integer tensor with a float dtype= computes; torch raises RuntimeError",
-        lambda t, op, dt, spec: t == "dtype" and op == "nanmean" and dt not in FLOAT_NAMES and spec in FLOAT_NAMES,
-        lambda lib: lib.tensor([1, 2]).nanmean(dtype=lib.float32)),
-    "norm_dtype_checks": (
-        "norm/linalg_vector_norm with dtype= accept integer inputs and narrowing dtypes; torch raises RuntimeError",
-        lambda t, op, dt, spec: t == "dtype" and op in ("vector_norm", "norm") and spec in FLOAT_NAMES
-        and (dt not in FLOAT_NAMES or (dt, spec) in NARROWING),
-        lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float64).norm(dtype=lib.float32)),
-    "out_cast_refused": (
-        "sum/nansum/prod/cumsum/cumprod refuse an out= of another dtype; torch casts into it",
-        lambda t, op, dt, spec: t == "out" and op in ("sum", "nansum", "prod", "cumsum", "cumprod")
-        and ((dt == "float32" and spec in ("int64", "bool")) or (dt in ("bool", "int64") and spec == "bool")),
-        lambda lib: lib.sum(lib.tensor([1.5, 2.0]), 0, out=lib.empty(0, dtype=lib.int64))),
-    "out_dtype_unchecked": (
-        "amax/amin/all/any/logcumsumexp/linalg_vector_norm write into an out= of another dtype; torch "
-        "raises RuntimeError",
-        lambda t, op, dt, spec: t == "out" and (
-            (op in ("amax", "amin") and OUTS[spec][1] != dt)
-            or (op in ("all", "any") and OUTS[spec][1] != "bool")
-            or (op in ("vector_norm", "logcumsumexp") and dt == "float32" and OUTS[spec][1] != "float32")),
-        lambda lib: lib.all(lib.tensor([1.0, 2.0]), 0, out=lib.empty(0))),
-    "return_types_module": (
-        "ember.return_types does not exist, though the result types name it (ember.return_types.max)",
-        lambda t, op, dt, spec: False, lambda lib: lib.return_types.max),
 }
 # Cases that compare nothing ember should copy: torch 2.13 fails on its own output shape
 # for logsumexp(dim=[]); count_nonzero has no keepdim, so torch reads (2, True) as dims (2, 1).
@@ -594,3 +542,104 @@ def test_errors(exc):
         with pytest.raises(exc):
             fn(ember, make(ember, (2, 3, 4), "float32"))
     each(list(enumerate(ERRORS[exc])), one)
+
+
+# ------------------------------------------------------------- ember.return_types
+def test_return_types_module():
+    """Each named tuple result's type is ember.return_types.<op>, with torch's fields, and
+    pickles through that name."""
+    import pickle
+
+    names = set(ember._C._return_types())
+    assert {"max", "min", "aminmax", "cummax", "sort", "topk", "mode"} <= names
+    for name in sorted(names):
+        t = getattr(ember.return_types, name)
+        assert (t.__module__, t.__name__) == ("ember.return_types", name)
+        assert t.__match_args__ == getattr(torch.return_types, name).__match_args__, name
+    r = ember.tensor([[1.0, 5.0], [3.0, 2.0]]).max(1)
+    assert type(r) is ember.return_types.max and r.indices.tolist() == [1, 0]
+    again = pickle.loads(pickle.dumps(r))
+    assert type(again) is ember.return_types.max and again.values.tolist() == [5.0, 3.0]
+    assert ember.return_types.linalg_slogdet is type(ember.linalg.slogdet(ember.eye(2)))
+    assert "max" in dir(ember.return_types)
+    with pytest.raises(AttributeError):
+        ember.return_types.no_such_op
+
+
+# ------------------------------------------------------------- out= tuples of ops returning several tensors
+X34 = [[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 4.0, 5.0], [2.0, 2.0, -1.0, 7.0]]
+SPD = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]
+TUPLE_OUT = {  # name -> (call(lib, out), dtypes of the results)
+    "max": (lambda lib, out: lib.max(lib.tensor(X34), 1, out=out), ("float32", "int64")),
+    "min keepdim": (lambda lib, out: lib.min(lib.tensor(X34), 0, True, out=out), ("float32", "int64")),
+    "sort": (lambda lib, out: lib.sort(lib.tensor(X34), 1, out=out), ("float32", "int64")),
+    "sort stable": (lambda lib, out: lib.sort(lib.tensor(X34), stable=True, dim=0, out=out), ("float32", "int64")),
+    "topk": (lambda lib, out: lib.topk(lib.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]), 2, out=out), ("float32", "int64")),
+    "kthvalue": (lambda lib, out: lib.kthvalue(lib.tensor(X34), 2, 0, out=out), ("float32", "int64")),
+    "median": (lambda lib, out: lib.median(lib.tensor(X34), 1, out=out), ("float32", "int64")),
+    "nanmedian": (lambda lib, out: lib.nanmedian(lib.tensor(X34), 1, out=out), ("float32", "int64")),
+    "mode": (lambda lib, out: lib.mode(lib.tensor(X34), 1, out=out), ("float32", "int64")),
+    "cummax": (lambda lib, out: lib.cummax(lib.tensor(X34), 1, out=out), ("float32", "int64")),
+    "cummin int": (lambda lib, out: lib.cummin(lib.tensor([[3, 1], [2, 4]]), 0, out=out), ("int64", "int64")),
+    "aminmax": (lambda lib, out: lib.aminmax(lib.tensor(X34), dim=1, out=out), ("float32", "float32")),
+    "slogdet": (lambda lib, out: lib.linalg.slogdet(lib.tensor(SPD), out=out), ("float32", "float32")),
+    "eigh": (lambda lib, out: lib.linalg.eigh(lib.tensor(SPD), out=out), ("float32", "float32")),
+    "qr": (lambda lib, out: lib.linalg.qr(lib.tensor(SPD), out=out), ("float32", "float32")),
+    "svd": (lambda lib, out: lib.linalg.svd(lib.tensor(SPD), out=out), ("float32", "float32", "float32")),
+}
+
+
+@pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")
+@pytest.mark.parametrize("kind", ["empty", "resized", "list", "wrong dtype", "too few"])
+@pytest.mark.parametrize("name", TUPLE_OUT)
+def test_tuple_out(name, kind):
+    call, dtypes = TUPLE_OUT[name]
+    expected = call(torch, None)
+
+    def run(lib):
+        outs = [lib.empty(0 if kind != "resized" else 5, dtype=getattr(lib, d)) for d in dtypes]
+        if kind == "wrong dtype":
+            outs[-1] = lib.empty(0, dtype=lib.float64 if dtypes[-1] != "float64" else lib.float32)
+        if kind == "too few":
+            outs = outs[:1]
+        r = call(lib, outs if kind == "list" else tuple(outs))
+        assert all(a is b for a, b in zip(r, outs)) and type(r).__name__ in (
+            name.split()[0] + "_out", f"linalg_{name}_out", f"linalg_{name}")
+        return tuple(r)
+    check(run, tol=1e-5)
+    if kind == "empty":  # the values are the plain call's
+        assert_same(call(ember, None), expected, tol=1e-5)
+
+
+FIXED = {  # once known bugs (see git history); each kept as a parity case
+    "all_any_empty_dim_list": lambda lib: lib.tensor([[1.0, 0.0], [2.0, 3.0]]).all([]),
+    "any_empty_dim_tuple_keepdim": lambda lib: lib.tensor([[1, 0], [2, 3]], dtype=lib.uint8).any((), keepdim=True),
+    "empty_amax_exception": lambda lib: lib.zeros(0, 3).amax(),
+    "empty_amin_dim": lambda lib: lib.zeros(0, 3).amin(0),
+    "empty_amax_other_dim": lambda lib: lib.zeros(0, 3).amax(1),
+    "empty_argmax_exception": lambda lib: lib.zeros(0, 3).argmax(),
+    "var_mean_positional_unbiased": lambda lib: lib.var_mean(lib.tensor([[1.0, 0.0], [2.0, 3.0]]), 1, True),
+    "std_mean_positional_keepdim": lambda lib: lib.std_mean(lib.tensor([[1.0, 0.0], [2.0, 3.0]]), [1], False, True),
+    "var_mean_unbiased_only": lambda lib: lib.var_mean(lib.tensor([[1.0, 0.0], [2.0, 3.0]]), False),
+    "amax_dim_none": lambda lib: lib.amax(lib.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=None),
+    "amin_dim_none_keepdim": lambda lib: lib.tensor([[1.0, 0.0], [2.0, 3.0]]).amin(None, True),
+    "logcumsumexp_integers": lambda lib: lib.tensor([1, 2]).logcumsumexp(0),
+    "cumsum_dtype_bool": lambda lib: lib.tensor([1.0, 2.0]).cumsum(0, dtype=lib.bool),
+    "nanmean_integer_dtype": lambda lib: lib.tensor([1, 2]).nanmean(dtype=lib.float32),
+    "norm_dtype_narrowing": lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float64).norm(dtype=lib.float32),
+    "norm_dtype_widening": lambda lib: lib.tensor([1.0, 2.0]).norm(dtype=lib.float64),
+    "sum_out_cast": lambda lib: lib.sum(lib.tensor([1.5, 1.5]), 0, out=lib.empty(0, dtype=lib.int64)),
+    "cumsum_out_cast": lambda lib: lib.cumsum(lib.tensor([1.5, 1.5]), 0, out=lib.empty(0, dtype=lib.int64)),
+    "sum_out_dtype_conflict": lambda lib: lib.sum(lib.tensor([1, 2]), 0, dtype=lib.int64,
+                                                  out=lib.empty(0, dtype=lib.uint8)),
+    "all_out_float": lambda lib: lib.all(lib.tensor([1.0, 2.0]), 0, out=lib.empty(0)),
+    "all_uint8_out_bool": lambda lib: lib.all(lib.tensor([1, 2], dtype=lib.uint8), 0, out=lib.empty(0, dtype=lib.bool)),
+    "amax_out_float64": lambda lib: lib.amax(lib.tensor([1.5, 2.0]), 0, out=lib.empty(0, dtype=lib.float64)),
+    "logcumsumexp_out_float64": lambda lib: lib.logcumsumexp(lib.tensor([1.5, 2.0]), 0,
+                                                             out=lib.empty(0, dtype=lib.float64)),
+}
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_fixed_cases(name):
+    parity(FIXED[name])

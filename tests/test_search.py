@@ -52,10 +52,7 @@ SHAPES = [((), "contiguous"), ((0,), "contiguous"), ((7,), "contiguous"), ((3, 4
 
 # ------------------------------------------------------------- known ember bugs / differences
 # name -> (reason, repro(lib)): run as strict xfails, so a fix shows up as XPASS.
-BUGS = {
-    "mode_nan": ("mode with NaNs: ember counts each NaN as its own value (NaN sorts last); torch's CPU mode "
-                 "returns a NaN here", lambda lib: lib.tensor([NAN, NAN, 1.0]).mode()),
-}
+BUGS = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=r, strict=True))
@@ -260,3 +257,20 @@ def test_mode():
         lambda lib: lib.zeros(2).mode(1),
     ]
     each([(c,) for c in cases], check)
+
+
+def test_mode_nan_and_ties_long_rows():
+    """NaNs (whose comparisons are all false) and many ties, in rows short enough for an
+    insertion sort and long enough for torch's introsort: values and indices as torch's."""
+    rng = random.Random(7)
+    def one(n, seed):
+        r = random.Random(seed)
+        values = [r.choice([NAN, 1.0, 2.0, 3.0, -1.0]) for _ in range(n)]
+        check(lambda lib: T(lib, values).mode())
+        check(lambda lib: T(lib, values, "float16").mode())
+    each([(n, rng.random()) for n in (1, 2, 3, 5, 15, 16, 17, 31, 33, 64, 100) for _ in range(4)], one)
+    rows = [[rng.choice([NAN, 0.0, 1.0]) for _ in range(20)] for _ in range(6)]
+    check(lambda lib: T(lib, rows).mode(1))
+    check(lambda lib: T(lib, rows).t().mode(0, keepdim=True))
+    ints = [[rng.randint(0, 3) for _ in range(40)] for _ in range(3)]
+    check(lambda lib: T(lib, ints, "int64").mode(1))

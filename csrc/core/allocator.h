@@ -1,6 +1,7 @@
-// Host memory for storages: 64-byte aligned; large blocks are 2 MiB aligned, advised to
-// use huge pages, and a few recently freed ones are kept for reuse, because the page
-// faults of a fresh large block cost more than the work done in it (DESIGN.md, Memory).
+// Host memory for storages: 64-byte aligned (blocks of at most 64 bytes: malloc's 16);
+// large blocks are 2 MiB aligned, advised to use huge pages, and a few recently freed
+// ones are kept for reuse, because the page faults of a fresh large block cost more than
+// the work done in it (DESIGN.md, Memory).
 #pragma once
 #include <cstddef>
 

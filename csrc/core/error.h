@@ -39,6 +39,12 @@ template <class... Args>
   throw Error(kind, str_cat(args...));
 }
 
+// Warnings (torch's TORCH_WARN): the binding layer installs a handler that raises a
+// Python UserWarning, and may throw when warnings are errors; without one they are dropped.
+using WarningHandler = void (*)(const std::string& message);
+void set_warning_handler(WarningHandler handler);
+void warn(const std::string& message);
+
 }  // namespace ember
 
 // EMBER_CHECK(cond, Kind, message parts...): throw ember::Error of that kind unless cond.

@@ -37,6 +37,10 @@ class StorageImpl : public RefCounted {
   void pin() { pins_.fetch_add(1, std::memory_order_acq_rel); }
   void unpin() { pins_.fetch_sub(1, std::memory_order_acq_rel); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // For a storage no one else can see yet (a fresh result, filled in place by the op
+  // that made it): torch's fresh tensors start at version 0. See Note [Fresh results
+  // start at version 0] in csrc/python/tensor.cpp.
+  void reset_version() { version_.store(0, std::memory_order_relaxed); }
 
   // The Python object wrapping this storage, if one exists (not owned): see
   // Note [One Python object per native object] in csrc/python/tensor.h.

@@ -4,6 +4,7 @@
 #include <limits>
 #include "kernels/copy.h"
 #include "kernels/fill.h"
+#include "ops/elementwise.h"
 #include "ops/internal.h"
 #include "ops/shape.h"
 #include "ops_decl.h"
@@ -139,9 +140,63 @@ Tensor scalar_tensor(const Scalar& value, ScalarType dtype) {
   return out;
 }
 
+const char* cpp_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Int64: return "long int";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int16: return "short int";
+    case ScalarType::Int8: return "signed char";
+    case ScalarType::UInt8: return "unsigned char";
+    case ScalarType::Bool: return "bool";
+  }
+  return "?";
+}
+
+namespace {
+
+// The element type names of torch's overflow message ("uint8_t", "c10::Half").
+const char* overflow_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return "uint8_t";
+    case ScalarType::Int8: return "int8_t";
+    case ScalarType::Int16: return "int16_t";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int64: return "int64_t";
+    default: return cpp_name(t);
+  }
+}
+
+bool number_fits(const Scalar& value, ScalarType dtype) {
+  return visit_dtype(dtype, [&](auto tag) { return fits<typename decltype(tag)::type>(value); });
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> write_outs(std::tuple<Tensor, Tensor> results, const std::vector<Tensor>& outs) {
+  EMBER_CHECK(outs.size() == 2, Type, "expected tuple of 2 elements but got ", outs.size());
+  const Tensor* rs[] = {&std::get<0>(results), &std::get<1>(results)};
+  for (size_t i = 0; i < 2; ++i)
+    EMBER_CHECK(outs[i].dtype() == rs[i]->dtype(), Runtime, "Expected out tensor to have dtype ",
+                cpp_name(rs[i]->dtype()), ", but got ", cpp_name(outs[i].dtype()), " instead");
+  for (size_t i = 0; i < 2; ++i) {
+    Tensor dst = resolve_out(Out{outs[i], false}, rs[i]->sizes(), rs[i]->dtype(), "out");
+    copy_(dst, *rs[i], false);
+  }
+  return {outs[0], outs[1]};
+}
+
 void check_convertible(const Scalar& value, ScalarType dtype, const char* op) {
-  bool ok = visit_dtype(dtype, [&](auto tag) { return fits<typename decltype(tag)::type>(value); });
-  EMBER_CHECK(ok, Runtime, op, "(): value cannot be converted to type ", info(dtype).name, " without overflow");
+  EMBER_CHECK(number_fits(value, dtype), Runtime, op, "(): value cannot be converted to type ", overflow_name(dtype),
+              " without overflow");
+}
+
+void check_number_fits(const Scalar& value, ScalarType dtype) {
+  EMBER_CHECK(number_fits(value, dtype), Runtime, "value cannot be converted to type ", overflow_name(dtype),
+              " without overflow");
 }
 
 Tensor fill_unchecked(const Tensor& self, const Scalar& value) {

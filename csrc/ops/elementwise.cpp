@@ -34,6 +34,7 @@ bool supports(DTypes set, ScalarType t) {
     case DTypes::All: return true;
     case DTypes::NoBool: return t != ScalarType::Bool;
     case DTypes::Integral: return is_integral(t, true);
+    case DTypes::Ints: return is_integral(t, false);
     case DTypes::Floating: return is_floating(t);
     case DTypes::Signed: return t != ScalarType::Bool && t != ScalarType::UInt8;
   }
@@ -50,9 +51,10 @@ bool same_layout(const Tensor& a, const Tensor& b) {
 // transposed and contiguous inputs give a contiguous result.
 Dims layout_strides(IntList shape, const Tensor* ins, int n) {
   const int64_t nd = static_cast<int64_t>(shape.size());
+  if (nd < 2) return contiguous_strides(shape);
   bool all_contiguous = true;
   for (int k = 0; k < n; ++k) all_contiguous &= ins[k].is_contiguous() || ins[k].dim() < nd;
-  if (nd < 2 || all_contiguous) return contiguous_strides(shape);
+  if (all_contiguous) return contiguous_strides(shape);
   Dims order(nd);  // innermost first
   for (int64_t i = 0; i < nd; ++i) order[i] = nd - 1 - i;
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -86,6 +88,16 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
   EMBER_CHECK(supports(spec.dtypes, compute), NotImplemented, "\"", spec.name, "_cpu\" not implemented for '",
               type_name(compute), "'");
   const ScalarType result = bool_out ? ScalarType::Bool : compute;
+  if (out.tensor.defined() && !out.inplace) {
+    const ScalarType o = out.tensor.dtype();
+    EMBER_CHECK(spec.out_dtype != OutDType::Exact || o == result, Runtime, "Found dtype ", type_name(o),
+                " but expected ", type_name(result));
+    EMBER_CHECK(spec.out_dtype != OutDType::Bool || o == ScalarType::Bool, Runtime, spec.name,
+                " does not support non-boolean outputs.");
+  }
+  if (spec.numbers_checked)
+    for (int k = first; k < n; ++k)
+      if (ins[k]->impl()->wrapped_number) check_number_fits(item(*ins[k]), compute);
 
   Dims shape(ins[0]->sizes());
   for (int k = 1; k < n; ++k)
@@ -109,9 +121,8 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
     for (int k = 0; k < n; ++k)
       if (!same_layout(dst, in[k])) in[k] = unaliased_source(dst, in[k], spec.name);
   } else {
-    Tensor like[3] = {in[0], in[1], in[2]};
     dst = empty_tensor(shape, result);
-    Dims strides = layout_strides(shape, like, n);
+    Dims strides = layout_strides(shape, in, n);
     if (IntList(strides) != dst.strides()) dst.impl()->set_sizes_strides(Dims(shape), std::move(strides));
   }
   if (dst.numel() == 0) return dst;
@@ -148,6 +159,14 @@ bool can_cast(ScalarType from, ScalarType to) {
   return !(from != ScalarType::Bool && to == ScalarType::Bool);
 }
 
+void warn_resized(IntList from, IntList to) {
+  warn(str_cat("An output with one or more elements was resized since it had shape ", sizes_str(from),
+               ", which does not match the required output shape ", sizes_str(to),
+               ". This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless "
+               "they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+               "elements with t.resize_(0)."));
+}
+
 Tensor resolve_out(const Out& out, IntList shape, ScalarType dtype, const char* op, const Tensor* like) {
   if (!out.tensor.defined()) {
     Tensor t = empty_tensor(shape, dtype, op);
@@ -163,6 +182,7 @@ Tensor resolve_out(const Out& out, IntList shape, ScalarType dtype, const char* 
   if (t.sizes() == shape) return t;
   EMBER_CHECK(!out.inplace, Runtime, "output with shape ", sizes_str(t.sizes()),
               " doesn't match the broadcast shape ", sizes_str(shape));
+  if (t.numel() != 0) warn_resized(t.sizes(), shape);
   resize_(t, shape);
   return t;
 }

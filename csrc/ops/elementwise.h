@@ -19,7 +19,9 @@ namespace ember::ops {
 // promote: how inputs decide the compute dtype (see declarations' `promote:`).
 enum class Promote : uint8_t { Common, Float, Same };
 // dtypes: which compute dtypes an entry supports (declarations' `dtypes:`).
-enum class DTypes : uint8_t { All, NoBool, Integral, Floating, Signed };
+enum class DTypes : uint8_t { All, NoBool, Integral, Ints, Floating, Signed };
+// out_dtype: which dtypes an out= may have.
+enum class OutDType : uint8_t { Castable, Exact, Bool };
 
 struct Spec {
   const char* name;  // for messages: "add"
@@ -28,6 +30,13 @@ struct Spec {
   // The first input is a bool condition (where): it takes no part in promotion and is
   // read as bool by the kernel.
   bool condition = false;
+  // Which out= dtypes are taken (declarations' `out_dtype:`): any the result can be cast
+  // to, exactly the result's (torch's abs, floor, clamp: "Found dtype Double but expected
+  // Float"), or bool only (isposinf).
+  OutDType out_dtype = OutDType::Castable;
+  // Python numbers must fit the compute dtype (declarations' `numbers_checked:`; torch's
+  // pow, clamp, where: "value cannot be converted to type uint8_t without overflow").
+  bool numbers_checked = false;
 };
 
 Tensor unary(kernels::UnaryOp op, const Spec& spec, const Tensor& a, std::initializer_list<Scalar> args,
@@ -49,6 +58,8 @@ ScalarType result_type(const Tensor* const* tensors, int n);
 bool can_cast(ScalarType from, ScalarType to);
 // The tensor an op writes into: out.tensor (checked, resized) or a fresh one of shape
 // and dtype, laid out like `like` when given.
+// A non-empty out= is resized with torch's deprecation warning.
 Tensor resolve_out(const Out& out, IntList shape, ScalarType dtype, const char* op, const Tensor* like = nullptr);
+void warn_resized(IntList from, IntList to);
 
 }  // namespace ember::ops

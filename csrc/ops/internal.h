@@ -1,5 +1,6 @@
 // Helpers shared by ops and the binding layer that are not Python-visible ops.
 #pragma once
+#include <tuple>
 #include <vector>
 #include "core/scalar.h"
 #include "core/tensor.h"
@@ -21,13 +22,21 @@ Tensor wrapped_number(const Scalar& value);
 Tensor fill_unchecked(const Tensor& self, const Scalar& value);
 // RuntimeError when value does not fit dtype (torch's fill_/full check).
 void check_convertible(const Scalar& value, ScalarType dtype, const char* op);
+// The same without the op's name (torch's message for numbers given to pow, clamp, where).
+void check_number_fits(const Scalar& value, ScalarType dtype);
 // RuntimeError when writing self would write one memory location twice (stride 0).
 void check_no_internal_overlap(const Tensor& self, const char* op);
 // src, or a copy of it when it shares memory with dst; RuntimeError where torch refuses
 // (see Note [Overlapping source and destination] in ops/copy.cpp).
 Tensor unaliased_source(const Tensor& dst, const Tensor& src, const char* op);
+// out=(a, b) of an op returning several tensors: each result, checked to have the out's
+// dtype, written into it (resized as out= tensors are); returns the out tensors.
+std::tuple<Tensor, Tensor> write_outs(std::tuple<Tensor, Tensor> results, const std::vector<Tensor>& outs);
 // A fresh tensor shaped like self, laid out per format.
 Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format);
+
+// The C++ name of a dtype's element type, as torch's messages give it ("long int").
+const char* cpp_name(ScalarType t);
 
 ScalarType default_dtype();
 void set_default_dtype(ScalarType dtype);  // TypeError unless floating

@@ -27,23 +27,6 @@ using blas::blas_int;
 
 // ---------------------------------------------------------------- checks and names
 
-// The C++ type names torch's matmul messages use.
-const char* cpp_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Float32: return "float";
-    case ScalarType::Float64: return "double";
-    case ScalarType::Float16: return "c10::Half";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    case ScalarType::Int64: return "long int";
-    case ScalarType::Int32: return "int";
-    case ScalarType::Int16: return "short int";
-    case ScalarType::Int8: return "signed char";
-    case ScalarType::UInt8: return "unsigned char";
-    case ScalarType::Bool: return "bool";
-  }
-  return "?";
-}
-
 void check_not_bool(const Tensor& t, const char* kernel) {
   EMBER_CHECK(t.dtype() != ScalarType::Bool, NotImplemented, "\"", kernel, "\" not implemented for 'Bool'");
 }

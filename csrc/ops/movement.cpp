@@ -195,6 +195,7 @@ Tensor roll(const Tensor& self, IntList shifts, IntList dims) {
   EMBER_CHECK(shifts.size() == dims.size(), Runtime, "shifts and dimensions must align. shifts: ", shifts.size(),
               ", dims:", dims.size());
   EMBER_CHECK(self.dim() > 0, Index, "Dimension specified as ", dims[0], " but tensor has no dimensions");
+  if (self.numel() == 0) return clone(self, std::nullopt);  // as torch's: the dims are not checked
   Tensor r = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = wrap_dim(dims[i], self.dim());

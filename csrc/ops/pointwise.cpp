@@ -29,6 +29,23 @@ void check_alpha(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 
 Tensor wrapped(const Scalar& s) { return wrapped_number(s); }
 
+Spec bound_spec(const char* name, bool numbers, bool no_bool) {
+  return {name, Promote::Common, no_bool ? DTypes::NoBool : DTypes::All, false,
+          numbers ? OutDType::Exact : OutDType::Castable, true};
+}
+
+Tensor clamp_bounds(const Tensor& self, const Tensor& min, const Tensor& max, const Out& out, bool numbers) {
+  EMBER_CHECK(min.defined() || max.defined(), Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (!max.defined()) return binary(BinaryOp::clamp_min, bound_spec("clamp", numbers, numbers), self, min, {}, out);
+  if (!min.defined()) return binary(BinaryOp::clamp_max, bound_spec("clamp", numbers, numbers), self, max, {}, out);
+  return ternary(TernaryOp::clamp, bound_spec("clamp", numbers, true), self, min, max, {}, out);
+}
+
+void check_lerp_dtype(const Tensor& self, const Tensor& other, const char* name) {
+  EMBER_CHECK(self.dtype() == other.dtype(), Runtime, "expected dtype ", cpp_name(self.dtype()), " for `", name,
+              "` but got dtype ", cpp_name(other.dtype()));
+}
+
 }  // namespace
 
 Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha, const Out& out) {
@@ -68,7 +85,8 @@ Tensor pow_Tensor(const Tensor& self, const Tensor& exponent, const Out& out) {
                 "Integers to negative integer powers are not allowed.");
   // bool ** bool has no kernel in torch; a Python number exponent is fine
   const DTypes dtypes = exponent.impl()->wrapped_number ? DTypes::All : DTypes::NoBool;
-  return binary(BinaryOp::pow, {"pow", Promote::Common, dtypes}, self, exponent, {}, out);
+  return binary(BinaryOp::pow, {"pow", Promote::Common, dtypes, false, OutDType::Castable, true}, self, exponent, {},
+                out);
 }
 
 Tensor float_power(const Tensor& self, const Tensor& exponent, const Out& out) {
@@ -84,7 +102,7 @@ Tensor neg(const Tensor& self, const Out& out) {
   EMBER_CHECK(self.dtype() != ScalarType::Bool, Runtime,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
               "use the `~` or `logical_not()` operator instead.");
-  return unary(UnaryOp::neg, {"neg", Promote::Same}, self, {}, out);
+  return unary(UnaryOp::neg, {"neg", Promote::Same, DTypes::All, false, OutDType::Exact}, self, {}, out);
 }
 
 Tensor positive(const Tensor& self) {
@@ -103,6 +121,8 @@ Tensor logit(const Tensor& self, std::optional<double> eps, const Out& out) {
 Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf, const Out& out) {
   ScalarType t = self.dtype();
+  EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == t, Runtime, "nan_to_num: dtype of out: ",
+              type_name(out.tensor.dtype()), " should be same as input: ", type_name(t));
   double hi = 0, lo = 0;
   if (is_floating(t)) {
     hi = visit_dtype(t, [](auto tag) -> double {
@@ -118,14 +138,35 @@ Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<d
 }
 
 Tensor clamp_Tensor(const Tensor& self, const Tensor& min, const Tensor& max, const Out& out) {
-  EMBER_CHECK(min.defined() || max.defined(), Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
-  if (!max.defined()) return binary(BinaryOp::clamp_min, {"clamp"}, self, min, {}, out);
-  if (!min.defined()) return binary(BinaryOp::clamp_max, {"clamp"}, self, max, {}, out);
-  return ternary(TernaryOp::clamp, {"clamp"}, self, min, max, {}, out);
+  return clamp_bounds(self, min, max, out, false);
 }
 
+// As torch's: bounds given as Python numbers must fit the dtype, have no bool kernel and
+// take an out= of the result's dtype only; tensor bounds have no bool kernel together.
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max, const Out& out) {
-  return clamp_Tensor(self, min ? wrapped(*min) : Tensor(), max ? wrapped(*max) : Tensor(), out);
+  return clamp_bounds(self, min ? wrapped(*min) : Tensor(), max ? wrapped(*max) : Tensor(), out, true);
+}
+
+Tensor clamp_min(const Tensor& self, const Tensor& min, const Out& out) {
+  const bool number = min.impl()->wrapped_number;
+  return binary(BinaryOp::clamp_min, bound_spec("clamp_min", number, number), self, min, {}, out);
+}
+
+Tensor clamp_max(const Tensor& self, const Tensor& max, const Out& out) {
+  const bool number = max.impl()->wrapped_number;
+  return binary(BinaryOp::clamp_max, bound_spec("clamp_max", number, number), self, max, {}, out);
+}
+
+Tensor lerp_Scalar(const Tensor& self, const Tensor& end, const Scalar& weight, const Out& out) {
+  check_lerp_dtype(self, end, "end");
+  return binary(BinaryOp::lerp, {"lerp", Promote::Common, DTypes::Floating}, self, end, {weight}, out);
+}
+
+Tensor lerp_Tensor(const Tensor& self, const Tensor& end, const Tensor& weight, const Out& out) {
+  check_lerp_dtype(self, end, "end");
+  if (weight.dim() > 0) check_lerp_dtype(self, weight, "weight");  // a 0-dim weight converts
+  return ternary(TernaryOp::lerp, {"lerp", Promote::Common, DTypes::Floating, false, OutDType::Exact}, self, end,
+                 weight, {}, out);
 }
 
 Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value,
@@ -142,12 +183,28 @@ Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
 Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
   Spec spec{"where"};
   spec.condition = true;
+  if (self.impl()->wrapped_number || other.impl()->wrapped_number) {
+    // as torch's: a number must fit the dtype, except float16/bfloat16 (1e5 becomes inf)
+    const ScalarType t = common_dtype(self, other);
+    spec.numbers_checked = t != ScalarType::Float16 && t != ScalarType::BFloat16;
+  }
+  if (condition.dtype() == ScalarType::UInt8) {  // torch still takes it, with a warning (once)
+    static bool warned = false;
+    if (!warned) {
+      warned = true;
+      warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future "
+           "version of PyTorch. Use a boolean condition instead.");
+    }
+    return ternary(TernaryOp::where, spec, ne_Tensor(condition, wrapped(Scalar(int64_t(0))), Out{}), self, other, {},
+                   Out{});
+  }
   return ternary(TernaryOp::where, spec, condition, self, other, {}, Out{});
 }
 
 Tensor masked_fill_Scalar(const Tensor& self, const Tensor& mask, const Scalar& value, const Out& out) {
   EMBER_CHECK(mask.dtype() == ScalarType::Bool, Runtime, "masked_fill_ only supports boolean masks, but got mask with dtype ",
               info(mask.dtype()).name);
+  check_number_fits(value, self.dtype());
   return binary(BinaryOp::masked_fill, {"masked_fill", Promote::Same}, self, mask, {value}, out);
 }
 

@@ -35,12 +35,12 @@ using kernels::reduce::ReduceOp;
 using kernels::rowwise::RowOp;
 
 // Which dims a reduction folds: the given ones (wrapped, each once), or all of them
-// when dims is None or empty.
-Dims reduced_mask(const Tensor& self, std::optional<IntList> dims, const char* op) {
+// when dims is None or empty (all/any: when None; an empty list folds none).
+Dims reduced_mask(const Tensor& self, std::optional<IntList> dims, const char* op, bool empty_folds_all = true) {
   const int64_t nd = self.dim();
   Dims mask(nd);
   for (int64_t d = 0; d < nd; ++d) mask[d] = 0;
-  if (!dims || dims->empty()) {
+  if (!dims || (dims->empty() && empty_folds_all)) {
     for (int64_t d = 0; d < nd; ++d) mask[d] = 1;
     return mask;
   }
@@ -174,7 +174,7 @@ Tensor as_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
 
 Tensor reduce(ReduceOp op, const Tensor& self, std::optional<IntList> dim, bool keepdim, ScalarType dtype,
               const Out& out, const char* name) {
-  Dims mask = reduced_mask(self, dim, name);
+  Dims mask = reduced_mask(self, dim, name, op != ReduceOp::all && op != ReduceOp::any);
   return finish(fold(op, self, mask), self, mask, keepdim, dtype, out, name);
 }
 
@@ -189,6 +189,29 @@ void check_nonempty(const Tensor& self, const Dims& mask, const char* op) {
   for (int64_t d = 0; d < self.dim(); ++d)
     EMBER_CHECK(!(mask[d] && self.sizes()[d] == 0), Index, op, "(): Expected reduction dim ", d,
                 " to have non-zero size.");
+}
+
+// amax/amin: no identity, so every folded dim must be nonempty; out= of the input's dtype.
+Tensor extremum(ReduceOp op, const Tensor& self, IntList dim, bool keepdim, const Out& out, const char* name) {
+  EMBER_CHECK(!(dim.empty() && self.numel() == 0), Runtime, name,
+              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+              "'dim' argument.");
+  Dims mask = reduced_mask(self, dim, name);
+  check_nonempty(self, mask, name);
+  EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == self.dtype(), Runtime,
+              "Expected the dtype for input and out to match, but got ", type_name(self.dtype()),
+              " for input's dtype and ", type_name(out.tensor.dtype()), " for out's dtype.");
+  return finish(fold(op, self, mask), self, mask, keepdim, self.dtype(), out, name);
+}
+
+// sum/prod/cumsum's dtype: with out= and no dtype=, the out's (the input converted to it,
+// as torch's); with both, they must agree.
+std::optional<ScalarType> with_out_dtype(std::optional<ScalarType> dtype, const Out& out) {
+  if (!out.tensor.defined()) return dtype;
+  const ScalarType t = out.tensor.dtype();
+  EMBER_CHECK(!dtype || *dtype == t, Runtime, "Expected out tensor to have dtype ", cpp_name(*dtype), ", but got ",
+              cpp_name(t), " instead");
+  return t;
 }
 
 // The rows of each tensor along dim: a loop over their first elements.
@@ -233,7 +256,8 @@ std::tuple<Tensor, Tensor> arg_reduce(const Tensor& self, int64_t dim, bool keep
 }
 
 Tensor arg_all(const Tensor& self, bool keepdim, bool is_max, const char* op) {
-  EMBER_CHECK(self.numel() > 0, Runtime, op, "(): Expected reduction dim to be specified for input.numel() == 0.");
+  EMBER_CHECK(self.dtype() != ScalarType::Bool, Runtime, op, "(): does not support bool input");
+  EMBER_CHECK(self.numel() > 0, Index, op, "(): Expected reduction dim to be specified for input.numel() == 0.");
   Tensor flat = reshape(self, {-1});
   Tensor idx = std::get<1>(arg_reduce(flat, 0, false, is_max, op));
   if (!keepdim) return idx;
@@ -269,11 +293,16 @@ Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
 
 Tensor sum_dim_IntList(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
                        const Out& out) {
+  dtype = with_out_dtype(dtype, out);
   return reduce(ReduceOp::sum, as_dtype(self, dtype), dim, keepdim, sum_dtype(self, dtype), out, "sum");
 }
 
 Tensor nansum(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
               const Out& out) {
+  dtype = with_out_dtype(dtype, out);
+  // torch's kernel for a floating input into an out= of an integral dtype: none
+  EMBER_CHECK(!(out.tensor.defined() && is_floating(self.dtype()) && !is_floating(*dtype)), NotImplemented,
+              "\"nansum_cpu\" not implemented for '", type_name(*dtype), "'");
   return reduce(ReduceOp::nansum, as_dtype(self, dtype), dim, keepdim, sum_dtype(self, dtype), out, "nansum");
 }
 
@@ -293,6 +322,8 @@ Tensor mean_dim(const Tensor& self, std::optional<IntList> dim, bool keepdim, st
 
 Tensor nanmean(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
                const Out& out) {
+  EMBER_CHECK(is_floating(self.dtype()), Runtime,
+              "nanmean(): expected input to have floating point or complex dtype but got ", type_name(self.dtype()));
   check_float(self, "nanmean", dtype);
   Tensor x = as_dtype(self, dtype);
   Dims mask = reduced_mask(x, dim, "nanmean");
@@ -306,20 +337,17 @@ Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) {
 }
 
 Tensor prod_dim_int(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype, const Out& out) {
+  dtype = with_out_dtype(dtype, out);
   int64_t d[] = {dim};
   return reduce(ReduceOp::prod, as_dtype(self, dtype), IntList(d, 1), keepdim, sum_dtype(self, dtype), out, "prod");
 }
 
 Tensor amax(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
-  Dims mask = reduced_mask(self, dim, "amax");
-  check_nonempty(self, mask, "amax");
-  return finish(fold(ReduceOp::amax, self, mask), self, mask, keepdim, self.dtype(), out, "amax");
+  return extremum(ReduceOp::amax, self, dim, keepdim, out, "amax");
 }
 
 Tensor amin(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
-  Dims mask = reduced_mask(self, dim, "amin");
-  check_nonempty(self, mask, "amin");
-  return finish(fold(ReduceOp::amin, self, mask), self, mask, keepdim, self.dtype(), out, "amin");
+  return extremum(ReduceOp::amin, self, dim, keepdim, out, "amin");
 }
 
 std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
@@ -371,13 +399,23 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 }
 
 // all/any return bool, except for uint8 inputs (uint8, as torch keeps for old code).
+// out= must be bool (or uint8 for a uint8 input).
+ScalarType logical_result(const Tensor& self, const Out& out, const char* op) {
+  const ScalarType t = self.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  if (!out.tensor.defined()) return t;
+  const ScalarType o = out.tensor.dtype();
+  EMBER_CHECK(o == ScalarType::Bool || o == t, Runtime, op, " only supports bool tensor for result, got: ",
+              type_name(o));
+  return o;
+}
+
 Tensor all(const Tensor& self, std::optional<IntList> dim, bool keepdim, const Out& out) {
-  ScalarType t = self.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  ScalarType t = logical_result(self, out, "all");
   return reduce(ReduceOp::all, self, dim, keepdim, t, out, "all");
 }
 
 Tensor any(const Tensor& self, std::optional<IntList> dim, bool keepdim, const Out& out) {
-  ScalarType t = self.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  ScalarType t = logical_result(self, out, "any");
   return reduce(ReduceOp::any, self, dim, keepdim, t, out, "any");
 }
 
@@ -417,6 +455,19 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<IntList> d
   return {sqrt(v, Out{}), mean};
 }
 
+std::tuple<Tensor, Tensor> var_mean_unbiased(const Tensor& self, bool unbiased) {
+  return var_mean(self, std::nullopt, Scalar(unbiased ? 1.0 : 0.0), false);
+}
+std::tuple<Tensor, Tensor> var_mean_dim(const Tensor& self, std::optional<IntList> dim, bool unbiased, bool keepdim) {
+  return var_mean(self, dim, Scalar(unbiased ? 1.0 : 0.0), keepdim);
+}
+std::tuple<Tensor, Tensor> std_mean_unbiased(const Tensor& self, bool unbiased) {
+  return std_mean(self, std::nullopt, Scalar(unbiased ? 1.0 : 0.0), false);
+}
+std::tuple<Tensor, Tensor> std_mean_dim(const Tensor& self, std::optional<IntList> dim, bool unbiased, bool keepdim) {
+  return std_mean(self, dim, Scalar(unbiased ? 1.0 : 0.0), keepdim);
+}
+
 // log(sum(exp(x))) from the largest element, so large inputs do not overflow.
 Tensor logsumexp(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
   Tensor x = is_floating(self.dtype()) ? self : to_dtype(self, default_dtype(), false, false, std::nullopt);
@@ -433,9 +484,18 @@ Tensor logsumexp(const Tensor& self, IntList dim, bool keepdim, const Out& out) 
 
 Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<IntList> dim, bool keepdim,
                           std::optional<ScalarType> dtype, const Out& out) {
-  EMBER_CHECK(is_floating(dtype.value_or(self.dtype())), Runtime,
+  EMBER_CHECK(is_floating(self.dtype()), Runtime,
               "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
               type_name(self.dtype()));
+  if (dtype) {
+    EMBER_CHECK(is_floating(*dtype) && promote_types(self.dtype(), *dtype) == *dtype, Runtime,
+                "linalg.vector_norm: the dtype of the input (", type_name(self.dtype()),
+                ") should be convertible without narrowing to the specified dtype (", type_name(*dtype), ")");
+  }
+  const ScalarType result_t = dtype.value_or(self.dtype());
+  EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == result_t, Runtime,
+              "Expected out tensor to have dtype ", cpp_name(result_t), ", but got ", cpp_name(out.tensor.dtype()),
+              " instead");
   Tensor x = as_dtype(self, dtype);
   Dims mask = reduced_mask(x, dim, "linalg.vector_norm");
   const double p = ord.to_double();
@@ -491,20 +551,30 @@ std::tuple<Tensor, Tensor> cum_arg(RowOp op, const Tensor& self, int64_t dim) {
 }  // namespace
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Out& out) {
+  wrap_dim(dim, std::max<int64_t>(self.dim(), 1));  // a bad dim is reported first
+  dtype = with_out_dtype(dtype, out);
+  EMBER_CHECK(dtype != ScalarType::Bool, NotImplemented, "\"cumsum_out_cpu\" not implemented for 'Bool'");
   Tensor x = as_dtype(self, dtype);
   if (x.dtype() == ScalarType::Bool) x = to_dtype(x, ScalarType::Int64, false, false, std::nullopt);
   return scan(RowOp::cumsum, x, dim, sum_dtype(self, dtype), out, "cumsum");
 }
 
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Out& out) {
+  wrap_dim(dim, std::max<int64_t>(self.dim(), 1));  // a bad dim is reported first
+  dtype = with_out_dtype(dtype, out);
+  EMBER_CHECK(dtype != ScalarType::Bool, NotImplemented, "\"cumprod_out_cpu\" not implemented for 'Bool'");
   Tensor x = as_dtype(self, dtype);
   if (x.dtype() == ScalarType::Bool) x = to_dtype(x, ScalarType::Int64, false, false, std::nullopt);
   return scan(RowOp::cumprod, x, dim, sum_dtype(self, dtype), out, "cumprod");
 }
 
 Tensor logcumsumexp(const Tensor& self, int64_t dim, const Out& out) {
-  Tensor x = is_floating(self.dtype()) ? self : to_dtype(self, default_dtype(), false, false, std::nullopt);
-  return scan(RowOp::logcumsumexp, x, dim, x.dtype(), out, "logcumsumexp");
+  wrap_dim(dim, std::max<int64_t>(self.dim(), 1));  // a bad dim is reported first
+  EMBER_CHECK(is_floating(self.dtype()), NotImplemented, "\"logcumsumexp_out_cpu\" not implemented for '",
+              type_name(self.dtype()), "'");
+  EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == self.dtype(), Runtime, "expected scalar_type ",
+              type_name(self.dtype()), " but found ", type_name(out.tensor.dtype()));
+  return scan(RowOp::logcumsumexp, self, dim, self.dtype(), out, "logcumsumexp");
 }
 
 std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) { return cum_arg(RowOp::cummax, self, dim); }

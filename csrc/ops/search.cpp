@@ -326,29 +326,36 @@ std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {
   EMBER_CHECK(n > 0, Index, "mode(): Expected reduction dim ", d,
               " to have non-zero size.");
   if (self.dim() == 0) return {clone(self, std::nullopt), zeros({}, ScalarType::Int64)};
-  auto [values, idx] = sort(self, d, false);  // stable: equal values keep their order
-  // per row (dim d moved last): the end of the longest run of equal values, the first
-  // such run on ties (the smallest value); its last element has the largest index.
-  Tensor rows = contiguous_as(movedim_int(values, d, -1), wide_dtype(self.dtype()));
-  const int64_t count = n == 0 ? 0 : rows.numel() / n;
+  // Note [mode's order]: per row, the (value, index) pairs are put in order by value
+  // with std::sort and `<` (so with NaNs, whose comparisons are all false, wherever that
+  // leaves them), and the mode is the last element of the first longest run of equal
+  // values. This is the order torch's CPU kernel makes, NaN included, so the results
+  // (and the index picked among equal values) are torch's.
+  Tensor rows = contiguous_as(movedim_int(self, d, -1), wide_dtype(self.dtype()));
+  const int64_t count = rows.numel() / n;
   std::vector<int64_t> pos(size_t(count), 0);
   visit_wide(rows, [&](const auto* data) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(data)>>;
+    std::vector<std::pair<T, int64_t>> row(static_cast<size_t>(n));
     for (int64_t r = 0; r < count; ++r) {
-      const auto* row = data + r * n;
-      int64_t best = 0, best_len = 0, start = 0;
-      for (int64_t i = 1; i <= n; ++i) {
-        if (i < n && row[i] == row[i - 1]) continue;
-        if (i - start > best_len) best_len = i - start, best = i - 1;
-        start = i;
+      for (int64_t i = 0; i < n; ++i) row[size_t(i)] = {data[r * n + i], i};
+      std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      int64_t best_len = 0, len = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        ++len;
+        if (i + 1 < n && row[size_t(i)].first == row[size_t(i + 1)].first) continue;
+        if (len > best_len) best_len = len, pos[r] = row[size_t(i)].second;
+        len = 0;
       }
-      pos[r] = best;
     }
   });
-  std::vector<int64_t> moved(values.sizes().begin(), values.sizes().end());
+  std::vector<int64_t> moved(self.sizes().begin(), self.sizes().end());
   moved.erase(moved.begin() + d);
   moved.push_back(1);
-  Tensor p = movedim_int(view(long_vector(pos), moved), -1, d);
-  return pick(values, idx, d, p, keepdim);
+  Tensor idx = contiguous(movedim_int(view(long_vector(pos), moved), -1, d), MemoryFormat::Contiguous);
+  Tensor values = gather(self, d, idx, false, Out{});
+  if (!keepdim) values = squeeze_dim(values, d), idx = squeeze_dim(idx, d);
+  return {values, idx};
 }
 
 }  // namespace ember::ops

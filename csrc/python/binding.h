@@ -4,3 +4,4 @@
 #include "python/arg_parser.h"
 #include "python/errors.h"
 #include "python/objects.h"
+#include "ops/internal.h"  // write_outs

@@ -1,6 +1,8 @@
 // PyInit__C: registers every type and function of ember._C, from one list.
 #include <Python.h>
 #include <xmmintrin.h>
+#include <cstring>
+#include <iterator>
 #include "core/allocator.h"
 #include "core/parallel.h"
 #include "ops/internal.h"
@@ -137,6 +139,36 @@ PyObject* f_build_config(PyObject*, PyObject*) {
                        "cpp_standard", static_cast<int>(__cplusplus));
 }
 
+// ember.return_types.<name> (ember/return_types.py): the type an op's named tuple has.
+PyObject* f_return_type(PyObject*, PyObject* arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "_return_type(): expected a str");
+    return nullptr;
+  }
+  const char* name = PyUnicode_AsUTF8(arg);
+  if (!name) return nullptr;
+  try {
+    for (const NamedReturn& r : kNamedReturns)
+      if (std::strcmp(r.name, name) == 0) return Py_NewRef(reinterpret_cast<PyObject*>(named_tuple_type(r.name, r.fields)));
+  } catch (...) {
+    return set_python_error();
+  }
+  PyErr_Format(PyExc_AttributeError, "module 'ember.return_types' has no attribute '%s'", name);
+  return nullptr;
+}
+
+PyObject* f_return_types(PyObject*, PyObject*) {
+  Owned names(PyTuple_New(std::size(kNamedReturns)));
+  if (!names) return nullptr;
+  Py_ssize_t k = 0;
+  for (const NamedReturn& r : kNamedReturns) {
+    PyObject* s = PyUnicode_FromString(r.name);
+    if (!s) return nullptr;
+    PyTuple_SET_ITEM(names.get(), k++, s);
+  }
+  return names.release();
+}
+
 PyObject* f_live_objects(PyObject*, PyObject*) {
   return Py_BuildValue("(LL)", static_cast<long long>(live_tensor_impls()),
                        static_cast<long long>(live_storage_impls()));
@@ -163,6 +195,11 @@ namespace {
 void* gil_release() { return PyGILState_Check() ? static_cast<void*>(PyEval_SaveThread()) : nullptr; }
 void gil_reacquire(void* token) { PyEval_RestoreThread(static_cast<PyThreadState*>(token)); }
 
+// ember::warn: ops run with the GIL held.
+void warning_handler(const std::string& message) {
+  if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) throw PythonError{};
+}
+
 #define EMBER_FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f))
 
 PyMethodDef module_functions[] = {
@@ -171,6 +208,8 @@ PyMethodDef module_functions[] = {
     {"_legacy_new", EMBER_FASTCALL(f_legacy_new), METH_VARARGS | METH_KEYWORDS, nullptr},
     {"_from_array", f_from_array, METH_VARARGS, nullptr},
     {"_build_config", f_build_config, METH_NOARGS, nullptr},
+    {"_return_type", f_return_type, METH_O, "The named tuple type of ember.return_types.<name>."},
+    {"_return_types", f_return_types, METH_NOARGS, "The names in ember.return_types."},
     {"_live_objects", f_live_objects, METH_NOARGS,
      "(TensorImpls, StorageImpls) alive in the process: what the leak tests watch."},
     {"_release_cached_blocks", f_release_cached_blocks, METH_NOARGS,
@@ -201,6 +240,7 @@ void init_module_functions(PyObject* module) {
   // ember/__init__.py re-exports these: the generated functions are listed once, here.
   PyModule_AddObject(module, "_function_names", PySequence_Tuple(names.get()));
   set_gil_hooks(GilHooks{gil_release, gil_reacquire});
+  set_warning_handler(warning_handler);
 }
 
 }  // namespace ember::python

@@ -55,12 +55,12 @@ inline const Storage& unwrap_storage(PyObject* o) { return reinterpret_cast<PySt
 
 // New references; nullptr with a Python error set on failure.
 PyObject* wrap(Tensor t);
-PyObject* wrap(const std::vector<Tensor>& ts);  // a tuple
+PyObject* wrap(std::vector<Tensor> ts);  // a tuple
 // torch.return_types.<name>: a named tuple type (a struct sequence), made once per name.
 PyTypeObject* named_tuple_type(const char* name, std::initializer_list<const char*> fields);
-PyObject* wrap_named(PyTypeObject* type, const std::tuple<Tensor, Tensor>& values);
-PyObject* wrap(const std::tuple<Tensor, Tensor>& values);  // a plain tuple
-PyObject* wrap(const std::tuple<Tensor, Tensor, Tensor>& values);
+PyObject* wrap_named(PyTypeObject* type, std::tuple<Tensor, Tensor> values);
+PyObject* wrap(std::tuple<Tensor, Tensor> values);  // a plain tuple
+PyObject* wrap(std::tuple<Tensor, Tensor, Tensor> values);
 PyObject* wrap(const Scalar& s);
 PyObject* wrap(bool b);
 PyObject* wrap(int64_t v);

@@ -27,6 +27,13 @@ PyObject* wrap_as(PyTypeObject* type, Tensor t) {
   return obj;
 }
 
+// Note [Fresh results start at version 0]
+// Factories and many ops fill their result in place (zeros is empty + fill_, a
+// conversion is empty + copy_), which bumps the storage's version counter. When the
+// result reaches Python as the only reference to its TensorImpl, and that TensorImpl as
+// the only user of its storage, nothing else (no view, no saved variable, no Python
+// object) can have seen the counter, so it is reset: torch's fresh tensors have
+// _version 0. An op returning one of its inputs, or a view of one, fails the test.
 PyObject* wrap(Tensor t) {
   if (!t.defined()) Py_RETURN_NONE;
   auto* existing = static_cast<PyObject*>(t.impl()->pyobj);
@@ -34,14 +41,17 @@ PyObject* wrap(Tensor t) {
     Py_INCREF(existing);
     return existing;
   }
+  const Storage& storage = t.storage();
+  if (t.impl()->use_count() == 1 && storage && storage->use_count() == 1 && storage->version() != 0)
+    storage->reset_version();
   return wrap_as(g_tensor_class, std::move(t));
 }
 
-PyObject* wrap(const std::vector<Tensor>& ts) {
+PyObject* wrap(std::vector<Tensor> ts) {
   Owned tuple(PyTuple_New(static_cast<Py_ssize_t>(ts.size())));
   if (!tuple) return nullptr;
   for (size_t i = 0; i < ts.size(); ++i) {
-    PyObject* item = wrap(ts[i]);
+    PyObject* item = wrap(std::move(ts[i]));
     if (!item) return nullptr;
     PyTuple_SET_ITEM(tuple.get(), i, item);
   }
@@ -71,24 +81,25 @@ PyTypeObject* named_tuple_type(const char* name, std::initializer_list<const cha
   return types.emplace(name, std::move(made)).first->second.type;
 }
 
-PyObject* wrap_named(PyTypeObject* type, const std::tuple<Tensor, Tensor>& values) {
+PyObject* wrap_named(PyTypeObject* type, std::tuple<Tensor, Tensor> values) {
   Owned result(PyStructSequence_New(type));
   if (!result) return nullptr;
-  PyObject* a = wrap(std::get<0>(values));
+  PyObject* a = wrap(std::move(std::get<0>(values)));
   if (!a) return nullptr;
   PyStructSequence_SET_ITEM(result.get(), 0, a);
-  PyObject* b = wrap(std::get<1>(values));
+  PyObject* b = wrap(std::move(std::get<1>(values)));
   if (!b) return nullptr;
   PyStructSequence_SET_ITEM(result.get(), 1, b);
   return result.release();
 }
 
-PyObject* wrap(const std::tuple<Tensor, Tensor>& values) {
-  return wrap(std::vector<Tensor>{std::get<0>(values), std::get<1>(values)});
+PyObject* wrap(std::tuple<Tensor, Tensor> values) {
+  return wrap(std::vector<Tensor>{std::move(std::get<0>(values)), std::move(std::get<1>(values))});
 }
 
-PyObject* wrap(const std::tuple<Tensor, Tensor, Tensor>& values) {
-  return wrap(std::vector<Tensor>{std::get<0>(values), std::get<1>(values), std::get<2>(values)});
+PyObject* wrap(std::tuple<Tensor, Tensor, Tensor> values) {
+  return wrap(std::vector<Tensor>{std::move(std::get<0>(values)), std::move(std::get<1>(values)),
+                                  std::move(std::get<2>(values))});
 }
 
 PyObject* wrap(const Scalar& s) {

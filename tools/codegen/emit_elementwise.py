@@ -46,8 +46,9 @@ $bodies
 """)
 
 _PROMOTE = {"common": "Promote::Common", "float": "Promote::Float", "same": "Promote::Same"}
-_DTYPES = {"all": "DTypes::All", "nobool": "DTypes::NoBool", "integral": "DTypes::Integral",
+_DTYPES = {"all": "DTypes::All", "nobool": "DTypes::NoBool", "integral": "DTypes::Integral", "ints": "DTypes::Ints",
            "floating": "DTypes::Floating", "signed": "DTypes::Signed"}
+_OUT_DTYPES = {"castable": "OutDType::Castable", "exact": "OutDType::Exact", "bool": "OutDType::Bool"}
 
 
 def enum_name(family: str) -> str:
@@ -61,7 +62,10 @@ def entries(model: Model, family: str) -> list[str]:
 def _body(op: Op) -> str:
     tensors = [a.name for a in cpp_args(op) if a.type.base == "Tensor"]
     scalars = [a.name for a in cpp_args(op) if a.type.base != "Tensor"]
-    spec = f'{{"{op.schema.name}", {_PROMOTE[op.promote]}, {_DTYPES[op.dtypes]}}}'
+    fields = [f'"{op.schema.name}"', _PROMOTE[op.promote], _DTYPES[op.dtypes]]
+    if op.out_dtype != "castable" or op.numbers_checked:  # Spec's later fields, where not the defaults
+        fields += ["false", _OUT_DTYPES[op.out_dtype], str(op.numbers_checked).lower()]
+    spec = "{" + ", ".join(fields) + "}"
     scalar_args = ", ".join(f"Scalar({s})" for s in scalars)
     out = "out" if op.has_out_param else "Out{}"
     call = (f"{op.kernel_family}(kernels::{enum_name(op.kernel_family)}::{op.kernel_entry}, {spec}, "

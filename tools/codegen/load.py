@@ -5,10 +5,12 @@ from pathlib import Path
 
 import yaml
 
-from .model import DTYPE_SETS, ELEMENTWISE, OPERATORS, PROMOTE, DeclarationError, Derivative, DType, Loc, Model, Op
+from .model import (DTYPE_SETS, ELEMENTWISE, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError, Derivative, DType,
+                    Loc, Model, Op)
 from .schema import SchemaError, parse_schema
 
-OP_KEYS = {"func", "variants", "kernel", "doc", "aliases", "numbers", "operators", "promote", "dtypes", "manual"}
+OP_KEYS = {"func", "variants", "kernel", "doc", "aliases", "numbers", "operators", "promote", "dtypes", "manual",
+           "out_dtype", "numbers_checked"}
 DTYPE_KEYS = {"name", "enum", "cpp", "legacy", "kind", "typestr", "aliases"}
 VARIANTS = {"function", "method", "inplace", "out"}
 
@@ -94,13 +96,22 @@ def _elementwise_fields(e: dict, op: Op) -> Op:
             raise DeclarationError(loc, f"unknown operator {o}; known: {sorted(OPERATORS)}")
         if OPERATORS[o] == "inplace" and "inplace" not in op.variants:
             raise DeclarationError(loc, f"operator {o} needs the inplace variant")
-    if ("inplace" in op.variants or "out" in op.variants) and (len(s.returns) != 1 or s.returns[0].base != "Tensor"):
-        raise DeclarationError(loc, "inplace/out variants need exactly one Tensor return")
+    if "inplace" in op.variants and (len(s.returns) != 1 or s.returns[0].base != "Tensor"):
+        raise DeclarationError(loc, "the inplace variant needs exactly one Tensor return")
+    if "out" in op.variants and (not s.returns or any(r.base != "Tensor" or r.is_list for r in s.returns)):
+        raise DeclarationError(loc, "the out variant needs Tensor returns (several give a tuple out=)")
+    if "out" in op.variants and len(s.returns) > 1 and not s.return_names:
+        raise DeclarationError(loc, "a tuple out= needs named returns (its result is ember.return_types.<name>_out)")
     promote, dtypes = e.get("promote", "common"), e.get("dtypes", "all")
     if promote not in PROMOTE:
         raise DeclarationError(loc, f"promote must be one of {PROMOTE}")
     if dtypes not in DTYPE_SETS:
         raise DeclarationError(loc, f"dtypes must be one of {DTYPE_SETS}")
+    out_dtype = e.get("out_dtype", "castable")
+    if out_dtype not in OUT_DTYPES:
+        raise DeclarationError(loc, f"out_dtype must be one of {OUT_DTYPES}")
+    if (out_dtype != "castable" or e.get("numbers_checked")) and not op.kernel_entry:
+        raise DeclarationError(loc, "out_dtype/numbers_checked belong to ops running an elementwise kernel entry")
     for family, _ in op.kernel_entries:
         if family not in ELEMENTWISE:
             raise DeclarationError(loc, f"'{op.kernel}': only elementwise families {sorted(ELEMENTWISE)} have entries")
@@ -116,7 +127,8 @@ def _elementwise_fields(e: dict, op: Op) -> Op:
                 raise DeclarationError(loc, f"argument {a.name}: a generated elementwise op takes Tensors "
                                             "and plain Scalar/int/float/bool only (use manual: true)")
     return replace(op, numbers=numbers, operators=operators, promote=promote, dtypes=dtypes,
-                   manual=bool(e.get("manual", False)))
+                   manual=bool(e.get("manual", False)), out_dtype=out_dtype,
+                   numbers_checked=bool(e.get("numbers_checked", False)))
 
 
 def load_derivatives(path: Path, root: Path, ops: tuple[Op, ...]) -> tuple[Derivative, ...]:

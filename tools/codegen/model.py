@@ -125,6 +125,8 @@ class Op:
     promote: str = "common"             # elementwise result dtype rule (see ELEMENTWISE below)
     dtypes: str = "all"                 # which compute dtypes the kernel accepts (DTYPE_SETS)
     manual: bool = False                # an elementwise op whose C++ body is hand-written
+    out_dtype: str = "castable"         # which out= dtypes it takes (OUT_DTYPES)
+    numbers_checked: bool = False       # Python numbers must fit the compute dtype (torch's pow, clamp)
 
     @property
     def cpp_name(self) -> str:
@@ -158,8 +160,15 @@ class Op:
 
     @property
     def has_out_param(self) -> bool:
-        """Ops with in-place or out= variants take a trailing `const Out& out` in C++."""
-        return "inplace" in self.variants or "out" in self.variants
+        """Ops with in-place or out= variants take a trailing `const Out& out` in C++
+        (one returning several tensors computes them, and the binding copies them into
+        the out= tuple: see tuple_out)."""
+        return "inplace" in self.variants or ("out" in self.variants and not self.tuple_out)
+
+    @property
+    def tuple_out(self) -> bool:
+        """out= is a tuple of tensors, one per result (max(x, 1, out=(values, indices)))."""
+        return "out" in self.variants and len(self.schema.returns) > 1
 
     @property
     def inplace_name(self) -> str:
@@ -180,7 +189,10 @@ ELEMENTWISE = {"unary": 1, "predicate": 1, "binary": 2, "compare": 2, "ternary":
 PROMOTE = ("common", "float", "same")
 # dtypes: the compute dtypes an entry supports; others raise torch's NotImplemented-style
 # RuntimeError ("exp_cpu" not implemented for 'Long').
-DTYPE_SETS = ("all", "nobool", "integral", "floating", "signed")
+DTYPE_SETS = ("all", "nobool", "integral", "ints", "floating", "signed")  # ints: integral without bool
+# out_dtype: castable (any dtype the result casts to), exact (the result's: torch's abs,
+# floor, clamp), bool (bool only: isposinf).
+OUT_DTYPES = ("castable", "exact", "bool")
 
 # Python operators: name -> how it calls the op. "forward": op(self, other);
 # "reflected": op(other, self); "inplace": the op's in-place variant.
