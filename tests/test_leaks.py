@@ -13,10 +13,12 @@ apart. The long run leaves tracemalloc off (it triples the time); the live-objec
 and RSS are checked at every length."""
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
 import random
+import resource
 import sys
 import tracemalloc
 from pathlib import Path
@@ -41,6 +43,26 @@ def rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+@contextlib.contextmanager
+def capped_memory(extra=5 << 29):
+    """Allocations past `extra` more bytes of address space fail (ember's RuntimeError)
+    instead of filling gigabytes, as in the fuzz harnesses: a size like (2, 2**31 - 1) is
+    fair game for the argument fuzzer, but `tile` filling 4 GiB for minutes is no leak test.
+    Under ASan, whose shadow memory needs terabytes of address space, run.sh caps single
+    allocations instead (max_allocation_size_mb)."""
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as f:
+        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + extra, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def binding_inputs():
     """For each declared binding, fuzzer inputs (found from a fixed seed) making one call
     that returns and one that raises, where the binding has such calls."""
@@ -51,7 +73,8 @@ def binding_inputs():
         for _ in range(60):
             data = bytes(rnd.randrange(256) for _ in range(rnd.randrange(8, 120)))
             try:
-                ok = bool(fuzz_args.call(Values(data), binding))
+                with capped_memory():
+                    ok = bool(fuzz_args.call(Values(data), binding))
             except Exception as e:  # noqa: BLE001
                 assert expected(e), f"{binding.name}: {e!r}"
                 ok = False
@@ -63,8 +86,9 @@ def binding_inputs():
 
 
 def run_bindings(inputs):
-    for binding, data in inputs:
-        fuzz_args.call(Values(data), binding)
+    with capped_memory():
+        for binding, data in inputs:
+            fuzz_args.call(Values(data), binding)
 
 
 def raises(fn, *args, **kwargs):
