@@ -6,9 +6,8 @@ from typing import Optional
 
 from ... import _C
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module, _no_grad
+from .normalization import _register_affine, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
@@ -29,15 +28,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_C.empty(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_C.empty(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_features, affine, bias, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", _C.ones(num_features, dtype=dtype, device=device))
@@ -57,10 +48,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input) -> None:
         raise NotImplementedError

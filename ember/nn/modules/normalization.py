@@ -14,6 +14,23 @@ from .module import Module
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
 
 
+def _register_affine(module, shape, affine: bool, bias: bool, dtype, device) -> None:
+    """The parameters weight and (with bias) bias of shape when affine, else those names
+    registered as None; _reset_affine gives them their values. Shared by the
+    normalizations here and batch norm."""
+    module.register_parameter("weight", Parameter(_C.empty(shape, dtype=dtype, device=device)) if affine else None)
+    module.register_parameter("bias", Parameter(_C.empty(shape, dtype=dtype, device=device))
+                              if affine and bias else None)
+
+
+def _reset_affine(module) -> None:
+    """weight to ones and bias to zeros, those that exist."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 def _shape_tuple(normalized_shape) -> tuple:
     if isinstance(normalized_shape, numbers.Integral):
         return (normalized_shape,)
@@ -36,22 +53,11 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_C.empty(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_C.empty(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -80,22 +86,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_C.empty(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_C.empty(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_channels, affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
