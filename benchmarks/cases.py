@@ -321,37 +321,30 @@ def conv2d_backward(torch):
 MLP_BATCH = 64
 
 
-def mlp_train_step(torch):
-    """One SGD step of a 784-256-10 MLP on a batch of 64: forward, cross_entropy,
-    backward, update (nn, autograd and optim together)."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.linspace(-1, 1, MLP_BATCH * 784).reshape(MLP_BATCH, 784)
-    y = torch.arange(MLP_BATCH) % 10
+def mlp_train_step(sizes, batch, loss_name):
+    """The setup of one SGD step of an MLP of the given layer sizes (ReLU between) on a
+    fixed batch: forward, the loss, backward, update (nn, autograd and optim together)."""
+    def setup(torch):
+        torch.manual_seed(0)
+        layers = []
+        for n_in, n_out in zip(sizes, sizes[1:]):
+            layers += [torch.nn.Linear(n_in, n_out), torch.nn.ReLU()]
+        model = torch.nn.Sequential(*layers[:-1])
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x = torch.linspace(-1, 1, batch * sizes[0]).reshape(batch, sizes[0])
+        if loss_name == "cross_entropy":  # class indices
+            y = torch.arange(batch) % sizes[-1]
+        else:
+            y = torch.linspace(0, 1, batch * sizes[-1]).reshape(batch, sizes[-1])
+        loss_fn = getattr(torch.nn.functional, loss_name)
 
-    def step():
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-    return step
-
-
-def tiny_mlp_train_step(torch):
-    """One SGD step of a 16-32-1 MLP on a batch of 8 with mse_loss: per-op overhead."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.linspace(-1, 1, 8 * 16).reshape(8, 16)
-    y = torch.linspace(0, 1, 8).reshape(8, 1)
-
-    def step():
-        opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-    return step
+        def step():
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+        return step
+    return setup
 
 
 def char_transformer_step(torch):
@@ -404,7 +397,8 @@ CASES: list[Case] = [
          flops=2 * BMM_BATCH * BMM_N**3),
     Case("conv2d fwd 32x64x56² 3x3 float32", torch=conv2d_forward, flops=CONV_FLOPS),
     Case("conv2d bwd 32x64x56² 3x3 float32 (input + weight)", torch=conv2d_backward, flops=2 * CONV_FLOPS),
-    Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})", torch=mlp_train_step),
-    Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=tiny_mlp_train_step),
+    Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
+         torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),
+    Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=mlp_train_step((16, 32, 1), 8, "mse_loss")),
     Case("char transformer train step (examples/, 16x64 chars)", torch=char_transformer_step),
 ]
