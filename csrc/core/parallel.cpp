@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -26,11 +27,21 @@ GilHooks g_gil_hooks;
 // One job at a time; a caller that finds the pool busy runs its range alone.
 //
 // Note [Claiming chunks]
-// A job is a generation number plus its range. `next_` packs the generation (high 32
-// bits) with the next chunk to hand out (low 32 bits), and a thread claims a chunk only
-// with a compare-and-swap that still sees its own generation. A worker that wakes late,
-// after its job ended and the next began, therefore claims nothing of the new job from
-// the old job's copy of the fields.
+// A job is a generation number plus its range, cut into a few chunks per thread. `next_`
+// packs the generation (high 32 bits) with the next chunk to hand out (low 32 bits), and
+// a thread claims a chunk only with a compare-and-swap that still sees its own
+// generation. A worker that wakes late, after its job ended and the next began, therefore
+// claims nothing of the new job from the old job's copy of the fields. Several chunks per
+// thread let the caller take over the share of a worker that starts late.
+//
+// Note [Spinning briefly]
+// Waking a sleeping thread costs tens of microseconds on a virtual machine (the idle vCPU
+// has halted and needs an interrupt through the hypervisor): an add of 1M floats took
+// 147 us on two threads against 88 us on one. So a worker that finishes a job polls for
+// the next one for kSpin before it sleeps on the condition variable, and the caller polls
+// for the workers' last chunks the same way. The bound is what keeps a busy neighbour
+// process safe (DESIGN.md, Threads): between bursts of ops the workers sleep, unlike
+// OpenMP's pools, which spin for milliseconds and slow 10-100x when a core is taken.
 //
 // Note [The pool after fork]
 // A child process created by fork() has only the thread that forked: the pool's workers
@@ -38,6 +49,28 @@ GilHooks g_gil_hooks;
 // DataLoader worker forked while another thread ran a parallel op). The child therefore
 // starts from a fresh pool; the old one is leaked, since destroying a mutex another
 // thread held is undefined.
+constexpr int kChunksPerThread = 4;
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls done() for at most kSpin; whether it became true.
+template <class Done>
+bool spin_until(Done&& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    cpu_relax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) return false;
+  }
+}
+
 class Pool {
  public:
   static Pool& get() {
@@ -55,19 +88,26 @@ class Pool {
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
     ensure_workers(threads - 1);
-    Job job{&fn, begin, end, std::min<int64_t>(threads, (end - begin + grain - 1) / grain), 0};
+    const int64_t pieces = (end - begin + grain - 1) / grain;
+    Job job{&fn, begin, end, std::min<int64_t>(int64_t(threads) * kChunksPerThread, pieces), 0};
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job.generation = ++generation_;
       job_ = job;
-      pending_ = job.chunks;
+      pending_.store(job.chunks);
       error_ = nullptr;
       next_.store(job.generation << 32);
+      posted_.store(job.generation, std::memory_order_release);
+      wake = sleepers_ > 0;
     }
-    wake_.notify_all();
+    if (wake) wake_.notify_all();
     work(job);  // the caller works too
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    if (!spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [&] { return pending_.load() == 0; });
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
     job_.fn = nullptr;
     if (error_) std::rethrow_exception(error_);
     return true;
@@ -110,8 +150,11 @@ class Pool {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!error_) error_ = std::current_exception();
       }
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_all();
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        // the last chunk: the caller may have stopped polling and gone to sleep
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_all();
+      }
     }
     t_in_parallel = false;
   }
@@ -119,10 +162,13 @@ class Pool {
   void loop() {
     uint64_t seen = 0;
     for (;;) {
+      spin_until([&] { return posted_.load(std::memory_order_acquire) != seen; });
       Job job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
+        ++sleepers_;
         wake_.wait(lock, [&] { return generation_ != seen && job_.fn != nullptr; });
+        --sleepers_;
         seen = generation_;
         job = job_;  // a copy: the fields may change once this job is over
       }
@@ -132,12 +178,14 @@ class Pool {
 
   std::mutex run_mutex_, mutex_;
   std::condition_variable wake_, done_;
-  std::vector<std::thread> workers_;  // detached; kept for the count
-  Job job_{nullptr, 0, 0, 0, 0};      // guarded by mutex_
-  int64_t pending_ = 0;               // guarded by mutex_
-  uint64_t generation_ = 0;           // guarded by mutex_
-  std::atomic<uint64_t> next_{0};     // generation << 32 | next chunk
-  std::exception_ptr error_;
+  std::vector<std::thread> workers_;   // detached; kept for the count
+  Job job_{nullptr, 0, 0, 0, 0};       // guarded by mutex_
+  uint64_t generation_ = 0;            // guarded by mutex_
+  int sleepers_ = 0;                   // workers waiting on wake_; guarded by mutex_
+  std::atomic<uint64_t> posted_{0};    // generation_, readable without the mutex
+  std::atomic<int64_t> pending_{0};    // chunks of the current job not yet finished
+  std::atomic<uint64_t> next_{0};      // generation << 32 | next chunk
+  std::exception_ptr error_;           // guarded by mutex_
   static Pool* current_;  // replaced in a forked child: see Note [The pool after fork]
 };
 

@@ -1,6 +1,6 @@
 // Intra-op parallelism: parallel_for splits [begin, end) across the pool only when the
-// range is larger than the grain, so small tensors never pay for threads. Workers sleep
-// on a condition variable between jobs and never spin (DESIGN.md, Threads).
+// range is larger than the grain, so small tensors never pay for threads. Between jobs
+// workers poll for 100 us, then sleep on a condition variable (DESIGN.md, Threads).
 #pragma once
 #include <cstdint>
 #include <functional>
