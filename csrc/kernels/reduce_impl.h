@@ -101,6 +101,12 @@ void fold(const Loop& loop, int64_t begin, int64_t end) {
       for (int k = 1; k < K; ++k) total = Tr::combine(total, r[k]);
       Acc* acc = reinterpret_cast<Acc*>(p[1]);
       *acc = Tr::combine(*acc, total);
+    } else if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(Acc)) && !std::is_same_v<T, bool>) {
+      // vertical over contiguous rows (a column sum such as a bias gradient): with the
+      // strides known the compiler vectorizes across the accumulators
+      const T* a = reinterpret_cast<const T*>(p[0]);
+      Acc* acc = reinterpret_cast<Acc*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) acc[i] = Tr::combine(acc[i], Tr::lift(a[i]));
     } else {
       for (int64_t i = 0; i < n; ++i) {
         Acc& acc = at<Acc>(p[1], s[1], i);
