@@ -593,6 +593,27 @@ Tensor where_grad(const Tensor& condition, const Tensor& grad, bool take_true) {
 
 // ---- linear algebra ----
 
+namespace {
+// A matrix stored column-major: the transpose of a row-major one (a weight used as W.t()).
+bool column_major(const Tensor& t) {
+  return t.dim() == 2 && t.sizes()[0] > 1 && t.sizes()[1] > 1 && t.strides()[0] == 1 &&
+         t.strides()[1] == t.sizes()[0];
+}
+}  // namespace
+
+// The gradients of mat1 @ mat2, each laid out as its input is: for a column-major input
+// the product is computed transposed (BLAS reads either layout at no cost), so W.t()'s
+// gradient arrives as a row-major W.grad instead of needing a copy.
+Tensor mm_mat1_grad(const Tensor& grad, const Tensor& mat1, const Tensor& mat2) {
+  if (column_major(mat1)) return mT(mm(mat2, mT(grad)));
+  return mm(grad, mT(mat2));
+}
+
+Tensor mm_mat2_grad(const Tensor& grad, const Tensor& mat1, const Tensor& mat2) {
+  if (column_major(mat2)) return mT(mm(mT(grad), mat1));
+  return mm(mT(mat1), grad);
+}
+
 Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which) {
   if (which >= 2) {  // inner(): contraction over the last dims
     if (self.dim() == 0 || other.dim() == 0) return which == 2 ? grad * other : grad * self;
@@ -610,6 +631,15 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
   if (db == 1) {
     if (which == 0) return matmul(unsqueeze(grad, -1), unsqueeze(other, -2));
     return squeeze_dim(matmul(mT(self), unsqueeze(grad, -1)), -1);
+  }
+  if (da == 2 && db == 2) return which == 0 ? mm_mat1_grad(grad, self, other) : mm_mat2_grad(grad, self, other);
+  if (which == 1 && db == 2) {
+    // (..., n, k) @ (k, m), folded into one product as the forward is: other's gradient
+    // is one (k, rows) @ (rows, m) product instead of a batch of them summed
+    const int64_t k = self.sizes()[da - 1], m = other.sizes()[1];
+    int64_t rows = 1;
+    for (int64_t d = 0; d < da - 1; ++d) rows *= self.sizes()[d];
+    return mm_mat2_grad(reshape(grad, IntList{rows, m}), reshape(self, IntList{rows, k}), other);
   }
   return which == 0 ? matmul(grad, mT(other)) : matmul(mT(self), grad);
 }

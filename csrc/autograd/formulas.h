@@ -109,6 +109,8 @@ Tensor clamp_tensor_grad(const Tensor& grad, const Tensor& self, const Tensor& m
 Tensor where_grad(const Tensor& condition, const Tensor& grad, bool take_true);
 
 // Linear algebra
+Tensor mm_mat1_grad(const Tensor& grad, const Tensor& mat1, const Tensor& mat2);
+Tensor mm_mat2_grad(const Tensor& grad, const Tensor& mat1, const Tensor& mat2);
 Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which);
 Tensor kron_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which);
 int64_t cross_dim(IntList sizes, std::optional<int64_t> dim);

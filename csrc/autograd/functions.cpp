@@ -1,6 +1,7 @@
 // AccumulateGrad, CopySlices and the view node that follows a rewritten base.
 #include "autograd/functions.h"
 #include "autograd/formulas.h"
+#include "ops/shape.h"
 
 namespace ember::autograd {
 
@@ -13,18 +14,40 @@ AccumulateGrad::~AccumulateGrad() {
   if (AutogradMeta* m = meta(leaf_); m && m->grad_accumulator == this) m->grad_accumulator = nullptr;
 }
 
+namespace {
+
+// torch's layout contract for .grad: the leaf's own strides when the leaf is dense (size-1
+// dims aside), row-major otherwise. A weight used as W.t() in a product gets a row-major
+// W.grad, so the optimizer's updates and .grad.view() see what they do in torch.
+bool obeys_layout(const Tensor& grad, const Tensor& leaf) {
+  if (!ops::non_overlapping_and_dense(leaf)) return grad.is_contiguous();
+  for (int64_t d = 0; d < grad.dim(); ++d)
+    if (grad.sizes()[d] != 1 && grad.strides()[d] != leaf.strides()[d]) return false;
+  return true;
+}
+
+Tensor copy_in_layout(const Tensor& grad, const Tensor& leaf) {
+  GradModeGuard off(false);
+  if (!ops::non_overlapping_and_dense(leaf)) return api::clone(grad, MemoryFormat::Contiguous);
+  Tensor out = api::empty_like(leaf, grad.dtype(), std::nullopt);  // preserves a dense leaf's strides
+  api::copy_(out, grad, false);
+  return out;
+}
+
+}  // namespace
+
 void accumulate_into(const Tensor& t, const Tensor& grad, bool create_graph) {
   AutogradMeta& m = ensure_meta(t);
   if (!grad.defined()) return;
   if (!m.grad.defined()) {
-    // A gradient nobody else holds is kept as is; one that may be shared is copied.
-    if (!create_graph && grad.impl()->use_count() <= 1 && !meta(grad)) {
-      m.grad = grad;
-    } else if (create_graph) {
+    // A gradient nobody else holds is kept as is when laid out as t; otherwise copied.
+    if (create_graph) {
+      // kept in the graph (double backward reaches t through it); a copy only to fix the layout
+      m.grad = obeys_layout(grad, t) || !t.is_contiguous() ? grad : api::clone(grad, MemoryFormat::Contiguous);
+    } else if (grad.impl()->use_count() <= 1 && !meta(grad) && obeys_layout(grad, t)) {
       m.grad = grad;
     } else {
-      GradModeGuard off(false);
-      m.grad = api::clone(grad, std::nullopt);
+      m.grad = copy_in_layout(grad, t);
     }
     return;
   }

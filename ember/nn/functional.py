@@ -42,8 +42,16 @@ def linear(input, weight, bias=None):
     >>> ember.nn.functional.linear(ember.ones(2, 3), ember.ones(4, 3)).shape
     ember.Size([2, 4])
     """
-    if bias is not None and input.dim() == 2:
-        return _C.addmm(bias, input, weight.t())
+    if bias is not None and weight.dim() == 2 and input.dim() >= 2:
+        if input.dim() == 2:
+            return _C.addmm(bias, input, weight.t())
+        # (*, in) folded into one (rows, in) product with the bias added by the gemm, as
+        # torch does; the gradients then come from 2-d products too
+        *batch, n_in = input.shape
+        rows = 1
+        for n in batch:
+            rows *= n
+        return _C.addmm(bias, input.reshape(rows, n_in), weight.t()).view(*batch, weight.shape[0])
     out = input.matmul(weight.t())
     return out + bias if bias is not None else out
 
