@@ -172,10 +172,6 @@ def test_linear_grads_accumulate_in_place_over_two_backwards(shape, bias):
     assert_grad_same(el.weight, tl.weight, "weight", "float32")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Linear(in, 1) / Linear(1, out): weight.grad's stride on the size-1 dim differs from torch's "
-    "(torch's mm backward treats a (k, 1) / (1, m) operand with strides (1, k) / (1, 1) as "
-    "column-major, ember's column_major() requires both sizes > 1); both are contiguous"))
 @pytest.mark.parametrize("n_in,n_out", [(4, 1), (1, 3)], ids=["out1", "in1"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("shape", [(5,), (6, 5), (2, 3, 5)], ids=["1d", "2d", "3d"])
@@ -273,8 +269,6 @@ USES = [
     ("reshape", lambda L, x: x.reshape(2, 6) * 2, []),
 ]
 
-SIZE1_STRIDES = "the .grad's stride on a size-1 dim differs from torch's (both obey the layout contract)"
-
 
 def run_use(leaf_a, make, fn, other_shapes, twice=False, create_graph=False):
     ex, tx = leaves(leaf_a, make)
@@ -309,28 +303,26 @@ def test_expanded_leaf_is_allowed_and_gets_a_contiguous_grad():
     assert ex.grad.is_contiguous()
 
 
-# leaves with a size-1 dim, in a product: (id, stored shape, make, fn, other shapes, xfail?)
+# leaves with a size-1 dim, in a product: (id, stored shape, make, fn, other shapes)
 SIZE1_CASES = [
-    ("row_of_column_mm", (4, 1), lambda L, x: x.t(), lambda L, x, w: x @ w, [(4, 2)], True),
-    ("column_of_row_mm_rhs", (1, 4), lambda L, x: x.t(), lambda L, x, w: w @ x, [(2, 4)], True),
-    ("row_mm", (1, 4), None, lambda L, x, w: x @ w, [(4, 2)], False),
-    ("column_mm_rhs", (4, 1), None, lambda L, x, w: w @ x, [(2, 4)], False),
-    ("row_of_column_mul", (4, 1), lambda L, x: x.t(), lambda L, x, w: x * w, [(3, 4)], False),
-    ("column_of_row_sum", (1, 4), lambda L, x: x.t(), lambda L, x: x.sum(), [], False),
-    ("unsqueezed_transposed", (4, 3), lambda L, x: x.t().unsqueeze(1), lambda L, x, w: L.matmul(w, x), [(5, 1)], False),
-    ("sliced_to_one_column", (3, 5), lambda L, x: x[:, 1:2], lambda L, x, w: x @ w, [(1, 4)], False),
-    ("sliced_to_one_column_mul", (3, 5), lambda L, x: x[:, 1:2], lambda L, x, w: x * w, [(3, 4)], False),
-    ("one_element", (1, 1), None, lambda L, x: x.sum() * 3, [], False),
-    ("one_element_vector", (1,), None, lambda L, x: x.sum(), [], False),
+    ("row_of_column_mm", (4, 1), lambda L, x: x.t(), lambda L, x, w: x @ w, [(4, 2)]),
+    ("column_of_row_mm_rhs", (1, 4), lambda L, x: x.t(), lambda L, x, w: w @ x, [(2, 4)]),
+    ("row_mm", (1, 4), None, lambda L, x, w: x @ w, [(4, 2)]),
+    ("column_mm_rhs", (4, 1), None, lambda L, x, w: w @ x, [(2, 4)]),
+    ("row_of_column_mul", (4, 1), lambda L, x: x.t(), lambda L, x, w: x * w, [(3, 4)]),
+    ("column_of_row_sum", (1, 4), lambda L, x: x.t(), lambda L, x: x.sum(), []),
+    ("unsqueezed_transposed", (4, 3), lambda L, x: x.t().unsqueeze(1), lambda L, x, w: L.matmul(w, x), [(5, 1)]),
+    ("sliced_to_one_column", (3, 5), lambda L, x: x[:, 1:2], lambda L, x, w: x @ w, [(1, 4)]),
+    ("sliced_to_one_column_mul", (3, 5), lambda L, x: x[:, 1:2], lambda L, x, w: x * w, [(3, 4)]),
+    ("one_element", (1, 1), None, lambda L, x: x.sum() * 3, []),
+    ("one_element_vector", (1,), None, lambda L, x: x.sum(), []),
 ]
 
 
 @pytest.mark.parametrize("twice", [False, True], ids=["once", "twice"])
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c[0], marks=pytest.mark.xfail(strict=True, reason=SIZE1_STRIDES) if c[5] else ())
-    for c in SIZE1_CASES])
+@pytest.mark.parametrize("case", SIZE1_CASES, ids=[c[0] for c in SIZE1_CASES])
 def test_size1_dim_leaves_match_torch(case, twice):
-    _, stored, make, fn, other_shapes, _ = case
+    _, stored, make, fn, other_shapes = case
     run_use(rand(stored), make, fn, other_shapes, twice=twice)
 
 

@@ -594,10 +594,10 @@ Tensor where_grad(const Tensor& condition, const Tensor& grad, bool take_true) {
 // ---- linear algebra ----
 
 namespace {
-// A matrix stored column-major: the transpose of a row-major one (a weight used as W.t()).
+// A matrix stored column-major: the transpose of a row-major one (a weight used as W.t()),
+// by torch's test (so a (n, 1) matrix with strides (1, n) counts too).
 bool column_major(const Tensor& t) {
-  return t.dim() == 2 && t.sizes()[0] > 1 && t.sizes()[1] > 1 && t.strides()[0] == 1 &&
-         t.strides()[1] == t.sizes()[0];
+  return t.dim() == 2 && t.strides()[0] == 1 && t.strides()[1] == t.sizes()[0];
 }
 }  // namespace
 
@@ -624,6 +624,10 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
   }
   const int64_t da = self.dim(), db = other.dim();
   if (da == 1 && db == 1) return which == 0 ? grad * other : grad * self;
+  if (da == 1 && db == 2) {  // the product is mm of a (1, k) row, as the forward computes it
+    const Tensor row = unsqueeze(self, 0), g = unsqueeze(grad, 0);
+    return which == 0 ? squeeze_dim(mm_mat1_grad(g, row, other), 0) : mm_mat2_grad(g, row, other);
+  }
   if (da == 1) {
     if (which == 0) return squeeze_dim(matmul(unsqueeze(grad, -2), mT(other)), -2);
     return matmul(unsqueeze(self, -1), unsqueeze(grad, -2));

@@ -26,12 +26,13 @@ bool obeys_layout(const Tensor& grad, const Tensor& leaf) {
   return true;
 }
 
-Tensor copy_in_layout(const Tensor& grad, const Tensor& leaf) {
-  GradModeGuard off(false);
+// A copy of grad laid out as leaf. Under create_graph the copy is recorded, so the
+// gradient's history (double backward) runs through it.
+Tensor copy_in_layout(const Tensor& grad, const Tensor& leaf, bool create_graph) {
+  GradModeGuard mode(create_graph);
   if (!ops::non_overlapping_and_dense(leaf)) return api::clone(grad, MemoryFormat::Contiguous);
   Tensor out = api::empty_like(leaf, grad.dtype(), std::nullopt);  // preserves a dense leaf's strides
-  api::copy_(out, grad, false);
-  return out;
+  return api::copy_(out, grad, false);
 }
 
 }  // namespace
@@ -40,14 +41,12 @@ void accumulate_into(const Tensor& t, const Tensor& grad, bool create_graph) {
   AutogradMeta& m = ensure_meta(t);
   if (!grad.defined()) return;
   if (!m.grad.defined()) {
-    // A gradient nobody else holds is kept as is when laid out as t; otherwise copied.
-    if (create_graph) {
-      // kept in the graph (double backward reaches t through it); a copy only to fix the layout
-      m.grad = obeys_layout(grad, t) || !t.is_contiguous() ? grad : api::clone(grad, MemoryFormat::Contiguous);
-    } else if (grad.impl()->use_count() <= 1 && !meta(grad) && obeys_layout(grad, t)) {
+    // A gradient nobody else holds is kept as is when laid out as t; otherwise copied
+    // (always under create_graph, as torch: the gradient may be another leaf's too).
+    if (!create_graph && grad.impl()->use_count() <= 1 && !meta(grad) && obeys_layout(grad, t)) {
       m.grad = grad;
     } else {
-      m.grad = copy_in_layout(grad, t);
+      m.grad = copy_in_layout(grad, t, create_graph);
     }
     return;
   }

@@ -420,7 +420,9 @@ Tensor matmul(const Tensor& self, const Tensor& other, const Out& out) {
     // Fold the batch into the rows: one big gemm (a copy if self's batch is not viewable).
     const int64_t k = self.sizes()[d1 - 1];
     Dims out_shape(IntList(self.sizes().data(), size_t(d1 - 1)));
-    Tensor folded = reshape(self, {-1, k});
+    int64_t rows = 1;
+    for (int64_t n : out_shape) rows *= n;
+    Tensor folded = reshape(self, {rows, k});  // rows spelled out: -1 is ambiguous when k is 0
     if (d2 == 1) return reshape(mv(folded, other, Out{}), out_shape);
     std::vector<int64_t> shape = IntList(out_shape).vec();
     shape.push_back(other.sizes()[1]);
