@@ -13,7 +13,6 @@ uint64_t splitmix64(uint64_t& x) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 constexpr uint32_t kStateMagic = 0x454d4252;  // "EMBR": refuses states from elsewhere
 struct PackedState {
@@ -60,17 +59,6 @@ void GeneratorImpl::set_state(const uint8_t* bytes, size_t n) {
   spare_normal_ = p.spare;
 }
 
-uint64_t GeneratorImpl::next_u64() {
-  uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
 
 uint64_t GeneratorImpl::next_below(uint64_t n) {
   // Lemire's multiply-and-reject: unbiased without a division in the common case.

@@ -24,7 +24,18 @@ class GeneratorImpl : public RefCounted {
   // Callers lock mutex() around a run of draws so that a tensor is filled from one
   // contiguous piece of the stream.
   std::mutex& mutex() { return mutex_; }
-  uint64_t next_u64();
+  uint64_t next_u64() {  // xoshiro256**; inline: kernels call it once per element
+    auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
   double next_double() { return (next_u64() >> 11) * 0x1.0p-53; }       // [0, 1)
   float next_float() { return (next_u64() >> 40) * 0x1.0p-24f; }        // [0, 1)
   uint64_t next_below(uint64_t n);  // uniform in [0, n), unbiased; n > 0

@@ -43,6 +43,15 @@ void Kernels<T>::randint(const Tensor& out, int64_t low, int64_t high, Generator
 }
 
 template <class T>
+void Kernels<T>::bernoulli(const Tensor& out, double p, GeneratorImpl& gen) {
+  T* o = reinterpret_cast<T*>(out.data());
+  const int64_t n = out.numel();
+  const T one = cast<T>(1), zero = cast<T>(0);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  for (int64_t i = 0; i < n; ++i) o[i] = gen.next_double() < p ? one : zero;
+}
+
+template <class T>
 void Kernels<T>::randperm(const Tensor& out, GeneratorImpl& gen) {
   T* o = reinterpret_cast<T*>(out.data());
   const int64_t n = out.numel();

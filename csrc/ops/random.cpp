@@ -183,7 +183,9 @@ void check_probability(double p, const char* op) {
 
 Tensor bernoulli_float_(const Tensor& self, double p, GeneratorImpl* generator) {
   check_probability(p, "bernoulli_");
-  return write(self, lt_Tensor(uniform_like(self, generator), number(p), Out{}));
+  check_no_internal_overlap(self, "random");
+  GeneratorImpl& gen = generator_or_default(generator);
+  return fill_contiguous(self, [&](auto k, const Tensor& t) { k.bernoulli(t, p, gen); });
 }
 
 Tensor bernoulli_Tensor_(const Tensor& self, const Tensor& p, GeneratorImpl* generator) {
