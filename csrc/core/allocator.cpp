@@ -12,7 +12,7 @@ constexpr size_t kSmallBlock = 64;                // up to here: plain malloc (1
 constexpr size_t kLargeBlock = size_t(1) << 20;   // from here on: huge pages and the cache
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kCacheBytes = size_t(512) << 20;  // at most this much kept for reuse
-constexpr int kCacheSlots = 8;
+constexpr int kCacheSlots = 64;  // a training step frees dozens of activations, then makes them again
 
 struct Block {
   void* ptr = nullptr;

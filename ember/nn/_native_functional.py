@@ -930,7 +930,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if enable_gqa:
         key, value = _repeat_heads(query, key), _repeat_heads(query, value)
     scores = query.matmul(key.transpose(-2, -1)) * scale  # (..., L, S)
-    masked = is_causal or attn_mask is not None
     if is_causal:
         future = _C.ones((L, S), dtype=_C.bool).triu(1)
         scores = _C.masked_fill(scores, future, float("-inf"))
@@ -939,7 +938,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             scores = _C.masked_fill(scores, attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = _safe_softmax(scores) if masked else _C.softmax(scores, -1)
+    # only an attn_mask can mask a whole row: under is_causal alone query i sees key 0
+    weights = _safe_softmax(scores) if attn_mask is not None else _C.softmax(scores, -1)
     if dropout_p >= 1.0:
         weights = weights * 0.0
     elif dropout_p > 0.0:
