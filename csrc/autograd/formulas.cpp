@@ -239,19 +239,30 @@ Tensor permute_backward(const Tensor& grad, IntList dims) {
   return permute(grad, IntList(inv));
 }
 
+// The gradient of a view that reads each element of its base at most once (narrow,
+// select, slice, diagonal): zeros of the base with grad written into the view's region.
+// A graph being recorded (create_graph) takes the differentiable scatter instead.
+template <class Region>
+Tensor region_backward(const Tensor& grad, IntList sizes, Region&& region) {
+  if (autograd::grad_enabled()) return scatter_flat(grad, sizes, region(positions(sizes)));
+  Tensor out = zeros_of(sizes, grad.dtype());
+  ops::copy_(region(out), grad, false);
+  return out;
+}
+
 Tensor narrow_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = static_cast<int64_t>(sizes.size());
   const int64_t d = wrap_dim(dim, n);
   if (start < 0) start += sizes[d];
-  return scatter_flat(grad, sizes, ops::narrow(positions(sizes), d, start, length));
+  return region_backward(grad, sizes, [&](const Tensor& t) { return ops::narrow(t, d, start, length); });
 }
 
 Tensor select_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t index) {
-  return scatter_flat(grad, sizes, ops::select(positions(sizes), dim, index));
+  return region_backward(grad, sizes, [&](const Tensor& t) { return ops::select(t, dim, index); });
 }
 
 Tensor slice_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t start, int64_t stop, int64_t step) {
-  return scatter_flat(grad, sizes, ops::slice(positions(sizes), dim, start, stop, step));
+  return region_backward(grad, sizes, [&](const Tensor& t) { return ops::slice(t, dim, start, stop, step); });
 }
 
 Tensor unfold_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t size, int64_t step) {
@@ -259,7 +270,7 @@ Tensor unfold_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t s
 }
 
 Tensor diagonal_backward(const Tensor& grad, IntList sizes, int64_t offset, int64_t dim1, int64_t dim2) {
-  return scatter_flat(grad, sizes, ops::diagonal(positions(sizes), offset, dim1, dim2));
+  return region_backward(grad, sizes, [&](const Tensor& t) { return ops::diagonal(t, offset, dim1, dim2); });
 }
 
 Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntList size, IntList stride,
