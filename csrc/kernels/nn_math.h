@@ -83,6 +83,23 @@ inline double erf_fast(double x) { return std::erf(x); }
 [[gnu::always_inline]] inline float tanh_fast(float x) { return 1.0f - 2.0f / (exp_fast(2.0f * x) + 1.0f); }
 inline double tanh_fast(double x) { return std::tanh(x); }
 
+// tanh for float within a few ulp, vectorizable: below |x| = 0.625, where 1 - 2 / (e^2x + 1)
+// would cancel, Cephes' odd polynomial x + x^3 P(x^2); above, that form; x's sign on both
+// (exactly +-1 far out, NaN stays NaN). double uses std::tanh.
+[[gnu::always_inline]] inline float tanh_accurate(float x) {
+  const float a = std::fabs(x);
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = p * z * a + a;
+  const float large = 1.0f - 2.0f / (exp_fast(2.0f * a) + 1.0f);
+  return std::copysign(blend(a < 0.625f, small, large), x);  // copysign keeps tanh(-0) = -0
+}
+inline double tanh_accurate(double x) { return std::tanh(x); }
+
 // The accumulation type of sums: float sums in float lanes (as torch's vectorized
 // kernels do), double in double.
 template <class T>
