@@ -1,6 +1,6 @@
 """A character-level transformer trained on Shakespeare's sonnets, with ember.
 
-    python examples/char_transformer.py                 # 600 steps, about a minute
+    python examples/char_transformer.py                 # 600 steps, about 30 s on 2 cores
     python examples/char_transformer.py --steps 2000    # longer, better verse
     python examples/char_transformer.py --backend torch # the same program on PyTorch
 
