@@ -31,6 +31,27 @@ def tensor_of(L, a):
     return ember.tensor(a)
 
 
+# ember leaves whose .grad may hold a graph, reset after each test (release_graphs)
+_LEAVES = []
+
+
+@pytest.fixture(autouse=True)
+def release_graphs():
+    """backward(create_graph=True) can make a reference cycle, leaf -> .grad -> its graph ->
+    the leaf's accumulator -> leaf, in torch too (which warns, and says to reset .grad to
+    None afterwards). The tests reset it, so the sanitizer build's leak check stays quiet."""
+    yield
+    for x in _LEAVES:
+        x.grad = None
+    _LEAVES.clear()
+
+
+def ember_leaves(*xs):
+    """Registers ember leaves made outside leaves() for release_graphs; returns the first."""
+    _LEAVES.extend(xs)
+    return xs[0]
+
+
 def leaves(a, make=None):
     """The same values as an ember and a torch leaf: make(lib, tensor) shapes it (a .t(),
     a slice, an expand), then it is detached and made to require grad, strides and all."""
@@ -41,6 +62,7 @@ def leaves(a, make=None):
             x = make(L, x)
         out.append(x.detach().requires_grad_())
     assert out[0].stride() == out[1].stride()
+    _LEAVES.append(out[0])
     return out
 
 
@@ -423,6 +445,7 @@ def test_two_leaves_do_not_share_one_grad(create_graph):
     res = {}
     for L in LIBS:
         x, y = L.zeros(2, 3, requires_grad=True), L.zeros(2, 3, requires_grad=True)
+        ember_leaves(x, y)
         ((x + y) * L.tensor(a)).sum().backward(create_graph=create_graph)
         assert x.grad.data_ptr() != y.grad.data_ptr()
         x.grad.detach().mul_(0)  # what optimizer.zero_grad(set_to_none=False) does
@@ -435,6 +458,7 @@ def test_plain_backward_after_create_graph_does_not_leak_into_another_leaf():
     res = {}
     for L in LIBS:
         x, y = L.zeros(2, 3, requires_grad=True), L.zeros(2, 3, requires_grad=True)
+        ember_leaves(x, y)
         ((x + y) * L.tensor(a)).sum().backward(create_graph=True)
         (x * 1).sum().backward()  # adds into x.grad only
         res[L] = (x.grad.detach().numpy().copy(), y.grad.detach().numpy().copy())

@@ -51,7 +51,9 @@ status=$?
 # (allocator_may_return_null=1 turns those into ember's RuntimeError, with this warning).
 reports=""
 for f in $(find "$logs" -type f | sort); do
-  if grep -v "WARNING: AddressSanitizer failed to allocate" "$f" | grep -q .; then reports="$reports $f"; fi
+  # (grep -c reads to the end: `grep -q` would stop early, and under pipefail the first grep's
+  # SIGPIPE made a long report read as no report)
+  if [ "$(grep -v "WARNING: AddressSanitizer failed to allocate" "$f" | grep -c .)" -gt 0 ]; then reports="$reports $f"; fi
 done
 reports="${reports# }"
 if [ -n "$reports" ]; then
