@@ -59,7 +59,6 @@ void GeneratorImpl::set_state(const uint8_t* bytes, size_t n) {
   spare_normal_ = p.spare;
 }
 
-
 uint64_t GeneratorImpl::next_below(uint64_t n) {
   // Lemire's multiply-and-reject: unbiased without a division in the common case.
   unsigned __int128 m = (unsigned __int128)next_u64() * n;
