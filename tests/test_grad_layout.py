@@ -117,17 +117,26 @@ def linear_pair(n_in, n_out, bias, dtype, seed=0):
     return el, tl
 
 
+def linear_step(el, tl, e, t, dtype):
+    """Both layers on the same input: outputs compared, then a weighted backward each."""
+    eo, to = el(e), tl(t)
+    assert_same(eo, to, "output", dtype)
+    backward_weighted(eo, ember)
+    backward_weighted(to, torch)
+
+
+def assert_linear_grads_same(el, tl, bias, dtype):
+    assert_grad_same(el.weight, tl.weight, "weight", dtype)
+    if bias:
+        assert_grad_same(el.bias, tl.bias, "bias", dtype)
+
+
 def run_linear(n_in, n_out, shape, bias, dtype, make=None, twice=False):
     el, tl = linear_pair(n_in, n_out, bias, dtype)
     e, t = leaves(rand(shape, 1, dtype), make)
     for _ in range(2 if twice else 1):
-        eo, to = el(e), tl(t)
-        assert_same(eo, to, "output", dtype)
-        backward_weighted(eo, ember)
-        backward_weighted(to, torch)
-    assert_grad_same(el.weight, tl.weight, "weight", dtype)
-    if bias:
-        assert_grad_same(el.bias, tl.bias, "bias", dtype)
+        linear_step(el, tl, e, t, dtype)
+    assert_linear_grads_same(el, tl, bias, dtype)
     assert_grad_same(e, t, "input", dtype)
     check_view_flat(el.weight, tl.weight, "weight")
     return el, tl
@@ -170,13 +179,8 @@ def test_linear_grads_for_noncontiguous_inputs_match_torch(stored, make, bias, d
     a = rand(stored, 1, dtype)
     # the input is a non-leaf view of a leaf, so its gradient goes through the view's backward
     eb, tb = leaves(a)
-    eo, to = el(make(ember, eb)), tl(make(torch, tb))
-    assert_same(eo, to, "output", dtype)
-    backward_weighted(eo, ember)
-    backward_weighted(to, torch)
-    assert_grad_same(el.weight, tl.weight, "weight", dtype)
-    if bias:
-        assert_grad_same(el.bias, tl.bias, "bias", dtype)
+    linear_step(el, tl, make(ember, eb), make(torch, tb), dtype)
+    assert_linear_grads_same(el, tl, bias, dtype)
     assert_grad_same(eb, tb, "input base", dtype)
     # and as a leaf that keeps the view's strides
     run_linear(4, 3, stored, bias, dtype, make=make)
