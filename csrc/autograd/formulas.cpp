@@ -316,23 +316,13 @@ std::vector<Tensor> split_like(const Tensor& grad, const std::vector<Dims>& size
   return out;
 }
 
-std::vector<Tensor> vstack_grad(const Tensor& grad, const std::vector<Dims>& sizes) {
+// vstack/dstack: the inputs were made at least ndim-d (atleast_2d/3d), then joined along dim.
+std::vector<Tensor> split_stacked(const Tensor& grad, const std::vector<Dims>& sizes, int64_t dim, size_t ndim) {
   std::vector<Tensor> out;
   int64_t pos = 0;
   for (const Dims& s : sizes) {
-    const int64_t len = s.size() >= 2 ? s[0] : 1;
-    out.push_back(reshape(narrow(grad, 0, pos, len), s));
-    pos += len;
-  }
-  return out;
-}
-
-std::vector<Tensor> dstack_grad(const Tensor& grad, const std::vector<Dims>& sizes) {
-  std::vector<Tensor> out;
-  int64_t pos = 0;
-  for (const Dims& s : sizes) {
-    const int64_t len = s.size() >= 3 ? s[2] : 1;
-    out.push_back(reshape(narrow(grad, 2, pos, len), s));
+    const int64_t len = s.size() >= ndim ? s[static_cast<size_t>(dim)] : 1;
+    out.push_back(reshape(narrow(grad, dim, pos, len), s));
     pos += len;
   }
   return out;

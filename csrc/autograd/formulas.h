@@ -69,8 +69,7 @@ Tensor cat_pieces(const std::vector<Tensor>& grads, IntList sizes, int64_t dim);
 
 // Joining and data movement
 std::vector<Tensor> split_like(const Tensor& grad, const std::vector<Dims>& sizes, int64_t dim);
-std::vector<Tensor> vstack_grad(const Tensor& grad, const std::vector<Dims>& sizes);
-std::vector<Tensor> dstack_grad(const Tensor& grad, const std::vector<Dims>& sizes);
+std::vector<Tensor> split_stacked(const Tensor& grad, const std::vector<Dims>& sizes, int64_t dim, size_t ndim);
 Tensor roll_backward(const Tensor& grad, IntList shifts, IntList dims);
 Tensor repeat_backward(const Tensor& grad, IntList sizes, IntList repeats);
 Tensor tile_backward(const Tensor& grad, IntList sizes, IntList reps);

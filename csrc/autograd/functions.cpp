@@ -1,7 +1,7 @@
 // AccumulateGrad, CopySlices and the view node that follows a rewritten base.
 #include "autograd/functions.h"
 #include "autograd/formulas.h"
-#include "ops/shape.h"
+#include "ops/geometry.h"
 
 namespace ember::autograd {
 

@@ -21,6 +21,21 @@ constexpr double kSeluScale = 1.0507009873554804934193349852946;
 template <class C>
 constexpr bool floating = std::is_floating_point_v<C>;
 
+// f(x) for floating C; integral types (which the ops refuse before dispatch, but every
+// dtype instantiates the family) pass x through. f is generic, so its body is compiled
+// for floating types only.
+template <class C, class F>
+[[gnu::always_inline]] inline C floating_only(C x, F f) {
+  if constexpr (floating<C>) return f(x);
+  else return x;
+}
+// The same for an activation's gradient f(grad, x); integral types pass grad through.
+template <class C, class F>
+[[gnu::always_inline]] inline C floating_only(C g, C x, F f) {
+  if constexpr (floating<C>) return f(g, x);
+  else return g;
+}
+
 template <class C>
 [[gnu::always_inline]] inline C sigmoid(C x) {
   return C(1) / (C(1) + nn::exp_fast(-x));
@@ -50,28 +65,66 @@ inline C elu(C x, const EluCoefficients<C>& k) {
 
 namespace ember::kernels::unary {
 
-#define EMBER_ACTIVATION(name, expr)                      \
-  template <class C>                                      \
-  struct name##_fn {                                      \
-    C operator()(C x) const {                             \
-      if constexpr (!activation::floating<C>) return x;   \
-      else return expr;                                   \
-    }                                                     \
-  };
-
-EMBER_ACTIVATION(gelu, C(0.5) * x * (C(1) + nn::erf_fast(x * C(activation::kSqrtHalf))))
-EMBER_ACTIVATION(gelu_tanh, C(0.5) * x *
-                                (C(1) + nn::tanh_fast(C(activation::kSqrt2OverPi) *
-                                                      (x + C(activation::kGeluKappa) * x * x * x))))
-EMBER_ACTIVATION(silu, x * activation::sigmoid(x))
-EMBER_ACTIVATION(mish, x * activation::tanh_softplus(x))
-EMBER_ACTIVATION(hardswish, x * (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6))
-EMBER_ACTIVATION(hardsigmoid, (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6))
-EMBER_ACTIVATION(log_sigmoid, (x < C(0) ? x : C(0)) - C(std::log1p(nn::exp_fast(-std::abs(x)))))
-EMBER_ACTIVATION(selu, activation::elu(x, activation::EluCoefficients<C>{C(activation::kSeluAlpha *
-                                                                              activation::kSeluScale),
-                                                                            C(activation::kSeluScale), C(1)}))
-#undef EMBER_ACTIVATION
+template <class C>
+struct gelu_fn {
+  C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) {
+      return C(0.5) * x * (C(1) + nn::erf_fast(x * C(activation::kSqrtHalf)));
+    });
+  }
+};
+template <class C>
+struct gelu_tanh_fn {
+  C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) {
+      return C(0.5) * x * (C(1) + nn::tanh_fast(C(activation::kSqrt2OverPi) * (x + C(activation::kGeluKappa) * x * x * x)));
+    });
+  }
+};
+template <class C>
+struct silu_fn {
+  C operator()(C x) const { return activation::floating_only(x, [](auto x) { return x * activation::sigmoid(x); }); }
+};
+template <class C>
+struct mish_fn {
+  C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) {
+      return x * activation::tanh_softplus(x);
+    });
+  }
+};
+template <class C>
+struct hardswish_fn {
+  C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) {
+      return x * (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6);
+    });
+  }
+};
+template <class C>
+struct hardsigmoid_fn {
+  C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) {
+      return (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6);
+    });
+  }
+};
+template <class C>
+struct log_sigmoid_fn {
+  C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) {
+      return (x < C(0) ? x : C(0)) - C(std::log1p(nn::exp_fast(-std::abs(x))));
+    });
+  }
+};
+template <class C>
+struct selu_fn {
+  C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) {
+      return activation::elu(x, activation::EluCoefficients<C>{C(activation::kSeluAlpha * activation::kSeluScale), C(activation::kSeluScale), C(1)});
+    });
+  }
+};
 
 template <class C>
 struct softplus_fn {
@@ -133,20 +186,39 @@ struct hardtanh_fn {
 namespace ember::kernels::binary {
 
 // f(grad, x): the gradient of an activation at x.
-#define EMBER_ACTIVATION_GRAD(name, expr)                 \
-  template <class C>                                      \
-  struct name##_fn {                                      \
-    C operator()(C g, C x) const {                        \
-      if constexpr (!activation::floating<C>) return g;   \
-      else return expr;                                   \
-    }                                                     \
-  };
 
-EMBER_ACTIVATION_GRAD(silu_backward, g * activation::sigmoid(x) * (C(1) + x * (C(1) - activation::sigmoid(x))))
-EMBER_ACTIVATION_GRAD(hardswish_backward, x <= C(-3) ? C(0) : x < C(3) ? g * (x / C(3) + C(0.5)) : g)
-EMBER_ACTIVATION_GRAD(hardsigmoid_backward, (x > C(-3) && x < C(3)) ? g / C(6) : C(0))
-EMBER_ACTIVATION_GRAD(log_sigmoid_backward, g * activation::sigmoid(-x))
-#undef EMBER_ACTIVATION_GRAD
+template <class C>
+struct silu_backward_fn {
+  C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) {
+      return g * activation::sigmoid(x) * (C(1) + x * (C(1) - activation::sigmoid(x)));
+    });
+  }
+};
+template <class C>
+struct hardswish_backward_fn {
+  C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) {
+      return x <= C(-3) ? C(0) : x < C(3) ? g * (x / C(3) + C(0.5)) : g;
+    });
+  }
+};
+template <class C>
+struct hardsigmoid_backward_fn {
+  C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) {
+      return (x > C(-3) && x < C(3)) ? g / C(6) : C(0);
+    });
+  }
+};
+template <class C>
+struct log_sigmoid_backward_fn {
+  C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) {
+      return g * activation::sigmoid(-x);
+    });
+  }
+};
 
 // g (Phi(x) + x phi(x)); e^(-x^2 / 2) serves both.
 template <class C>

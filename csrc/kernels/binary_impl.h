@@ -9,25 +9,35 @@
 
 namespace ember::kernels::binary {
 
-#define EMBER_BINARY(name, expr)                   \
-  template <class C>                               \
-  struct name##_fn {                               \
-    C operator()(C x, C y) const { return expr; } \
-  };
 
-EMBER_BINARY(mul, mul_wrap(x, y))
-EMBER_BINARY(div, x / y)  // true division: the engine computes it in a floating dtype
-EMBER_BINARY(maximum, max_nan(x, y))
-EMBER_BINARY(minimum, min_nan(x, y))
-EMBER_BINARY(clamp_min, (x != x || y != y) ? x + y : (x < y ? y : x))
-EMBER_BINARY(clamp_max, (x != x || y != y) ? x + y : (y < x ? y : x))
-EMBER_BINARY(fmax, (y != y || x > y) ? x : (x != x ? y : (x < y ? y : x)))
-EMBER_BINARY(fmin, (y != y || x < y) ? x : (x != x ? y : (y < x ? y : x)))
-EMBER_BINARY(atan2, C(std::atan2(x, y)))
-EMBER_BINARY(hypot, C(std::hypot(x, y)))
-EMBER_BINARY(copysign, C(std::copysign(x, y)))
-EMBER_BINARY(xlogy, (x == C(0) && y == y) ? C(0) : C(x * std::log(y)))
-#undef EMBER_BINARY
+template <class C> struct mul_fn { C operator()(C x, C y) const { return mul_wrap(x, y); } };
+// true division: the engine computes it in a floating dtype
+template <class C> struct div_fn { C operator()(C x, C y) const { return x / y; } };
+template <class C> struct maximum_fn { C operator()(C x, C y) const { return max_nan(x, y); } };
+template <class C> struct minimum_fn { C operator()(C x, C y) const { return min_nan(x, y); } };
+template <class C>
+struct clamp_min_fn {
+  C operator()(C x, C y) const { return (x != x || y != y) ? x + y : (x < y ? y : x); }
+};
+template <class C>
+struct clamp_max_fn {
+  C operator()(C x, C y) const { return (x != x || y != y) ? x + y : (y < x ? y : x); }
+};
+template <class C>
+struct fmax_fn {
+  C operator()(C x, C y) const { return (y != y || x > y) ? x : (x != x ? y : (x < y ? y : x)); }
+};
+template <class C>
+struct fmin_fn {
+  C operator()(C x, C y) const { return (y != y || x < y) ? x : (x != x ? y : (y < x ? y : x)); }
+};
+template <class C> struct atan2_fn { C operator()(C x, C y) const { return C(std::atan2(x, y)); } };
+template <class C> struct hypot_fn { C operator()(C x, C y) const { return C(std::hypot(x, y)); } };
+template <class C> struct copysign_fn { C operator()(C x, C y) const { return C(std::copysign(x, y)); } };
+template <class C>
+struct xlogy_fn {
+  C operator()(C x, C y) const { return (x == C(0) && y == y) ? C(0) : C(x * std::log(y)); }
+};
 
 // log(e^a + e^b) and log2(2^a + 2^b) from the larger term, in the compute type; equal
 // infinities stay.
@@ -104,18 +114,27 @@ struct pow_fn {
   }
 };
 
-#define EMBER_BITWISE(name, op)                          \
-  template <class C>                                     \
-  struct name##_fn {                                     \
-    C operator()(C x, C y) const {                       \
-      if constexpr (std::is_integral_v<C>) return x op y; \
-      else return x;                                     \
-    }                                                    \
-  };
-EMBER_BITWISE(bitwise_and, &)
-EMBER_BITWISE(bitwise_or, |)
-EMBER_BITWISE(bitwise_xor, ^)
-#undef EMBER_BITWISE
+template <class C>
+struct bitwise_and_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return x & y;
+    else return x;
+  }
+};
+template <class C>
+struct bitwise_or_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return x | y;
+    else return x;
+  }
+};
+template <class C>
+struct bitwise_xor_fn {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_integral_v<C>) return x ^ y;
+    else return x;
+  }
+};
 
 // Shifts by a negative amount or by the bit width or more give 0 (or -1 for a negative
 // value shifted right), as torch's do.
@@ -178,8 +197,8 @@ void Kernels<T>::run(BinaryOp op, const Loop& loop, const Scalar* args) {
       check_no_zero_divisor<T>(loop);
   }
   switch (op) {
-#define EMBER_ENTRY(name) \
-  case BinaryOp::name: return map2<T, T>(loop, make_fn<name##_fn<C>>(args));
+#define EMBER_ENTRY(name, functor) \
+  case BinaryOp::name: return map2<T, T>(loop, make_fn<functor<C>>(args));
     EMBER_BINARY_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

@@ -6,22 +6,16 @@
 
 namespace ember::kernels::compare {
 
-#define EMBER_COMPARE(name, expr)                     \
-  template <class C>                                  \
-  struct name##_fn {                                  \
-    bool operator()(C x, C y) const { return expr; } \
-  };
 
-EMBER_COMPARE(eq, x == y)
-EMBER_COMPARE(ne, x != y)
-EMBER_COMPARE(lt, x < y)
-EMBER_COMPARE(le, x <= y)
-EMBER_COMPARE(gt, x > y)
-EMBER_COMPARE(ge, x >= y)
-EMBER_COMPARE(logical_and, bool(x) && bool(y))
-EMBER_COMPARE(logical_or, bool(x) || bool(y))
-EMBER_COMPARE(logical_xor, bool(x) != bool(y))
-#undef EMBER_COMPARE
+template <class C> struct eq_fn { bool operator()(C x, C y) const { return x == y; } };
+template <class C> struct ne_fn { bool operator()(C x, C y) const { return x != y; } };
+template <class C> struct lt_fn { bool operator()(C x, C y) const { return x < y; } };
+template <class C> struct le_fn { bool operator()(C x, C y) const { return x <= y; } };
+template <class C> struct gt_fn { bool operator()(C x, C y) const { return x > y; } };
+template <class C> struct ge_fn { bool operator()(C x, C y) const { return x >= y; } };
+template <class C> struct logical_and_fn { bool operator()(C x, C y) const { return bool(x) && bool(y); } };
+template <class C> struct logical_or_fn { bool operator()(C x, C y) const { return bool(x) || bool(y); } };
+template <class C> struct logical_xor_fn { bool operator()(C x, C y) const { return bool(x) != bool(y); } };
 
 // |x - y| <= atol + rtol * |y|, with equal infinities close and NaNs close to each
 // other only under equal_nan.
@@ -45,8 +39,8 @@ template <class T>
 void Kernels<T>::run(CompareOp op, const Loop& loop, const Scalar* args) {
   using C = compute_t<T>;
   switch (op) {
-#define EMBER_ENTRY(name) \
-  case CompareOp::name: return map2<bool, T>(loop, make_fn<name##_fn<C>>(args));
+#define EMBER_ENTRY(name, functor) \
+  case CompareOp::name: return map2<bool, T>(loop, make_fn<functor<C>>(args));
     EMBER_COMPARE_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

@@ -1,4 +1,4 @@
-// im2col / col2im for convolution (see kernels/nn.h). A range of output positions is
+// im2col / col2im for convolution (see kernels/nn_conv.h). A range of output positions is
 // walked output row by output row; within a row, stride 1 makes each kernel tap a
 // contiguous copy of an image row, with zeros where the window hangs over the padding.
 #include <algorithm>
@@ -6,10 +6,19 @@
 #include <vector>
 #include "core/parallel.h"
 #include "kernels/blas.h"
-#include "kernels/nn.h"
+#include "kernels/nn_conv.h"
 
-namespace ember::kernels::nn {
+namespace ember::kernels::nn_conv {
 namespace {
+
+// One image (C, H, W) and the column matrix of its windows.
+struct ConvGeometry {
+  int64_t channels;             // of the image (per group)
+  int64_t height, width;        // image
+  int64_t kh, kw;               // kernel
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t out_h, out_w;         // output positions
+};
 
 // For output columns ox in [x0, x1) of one output row and one kernel column j: the
 // range [lo, hi) of ox whose image column ix = ox * sw - pw + j * dw lies inside the image.
@@ -22,8 +31,8 @@ inline void valid_columns(const ConvGeometry& g, int64_t j, int64_t x0, int64_t 
   *hi = std::clamp(end, *lo, x1);
 }
 
-}  // namespace
-
+// cols[(c * kh + i) * kw + j][p - p0] = image[c][oy * sh - ph + i * dh][ox * sw - pw + j * dw]
+// (0 outside) for output positions p = oy * out_w + ox in [p0, p1); cols has p1 - p0 columns.
 template <class T>
 void im2col(const T* image, T* cols, const ConvGeometry& g, int64_t p0, int64_t p1) {
   const int64_t width = p1 - p0;
@@ -59,6 +68,7 @@ void im2col(const T* image, T* cols, const ConvGeometry& g, int64_t p0, int64_t 
   }
 }
 
+// The adjoint: image += cols scattered back (image must be zeroed by the caller).
 template <class T>
 void col2im(const T* cols, T* image, const ConvGeometry& g, int64_t p0, int64_t p1) {
   const int64_t width = p1 - p0;
@@ -89,8 +99,6 @@ void col2im(const T* cols, T* image, const ConvGeometry& g, int64_t p0, int64_t 
     }
   }
 }
-
-namespace {
 
 // C (m x n, ldc) = alpha op(A) op(B) + beta C, row-major, on OpenBLAS (one thread).
 template <class T>
@@ -143,7 +151,7 @@ int64_t grain_for(int64_t work_per_item) {
 }  // namespace
 
 template <class T>
-void conv_forward(const Conv& c, const T* x, const T* w, const T* b, T* y) {
+void Kernels<T>::conv_forward(const Conv& c, const T* x, const T* w, const T* b, T* y) {
   const Plan p = plan<T>(c);
   if (c.N == 0 || p.P == 0) return;
   const int64_t items = c.N * p.blocks;
@@ -173,7 +181,7 @@ void conv_forward(const Conv& c, const T* x, const T* w, const T* b, T* y) {
 }
 
 template <class T>
-void conv_backward_input(const Conv& c, const T* y, const T* w, const T* b, T* x) {
+void Kernels<T>::conv_backward_input(const Conv& c, const T* y, const T* w, const T* b, T* x) {
   const Plan p = plan<T>(c);
   const int64_t image = c.Hx * c.Wx;
   if (c.N == 0 || image == 0) return;
@@ -205,7 +213,7 @@ void conv_backward_input(const Conv& c, const T* y, const T* w, const T* b, T* x
 }
 
 template <class T>
-void conv_backward_weight(const Conv& c, const T* x, const T* y, T* w) {
+void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* w) {
   const Plan p = plan<T>(c);
   const int64_t size = c.Cy * p.K;
   std::fill(w, w + size, T(0));
@@ -242,15 +250,7 @@ void conv_backward_weight(const Conv& c, const T* x, const T* y, T* w) {
   }
 }
 
-template void im2col<float>(const float*, float*, const ConvGeometry&, int64_t, int64_t);
-template void im2col<double>(const double*, double*, const ConvGeometry&, int64_t, int64_t);
-template void col2im<float>(const float*, float*, const ConvGeometry&, int64_t, int64_t);
-template void col2im<double>(const double*, double*, const ConvGeometry&, int64_t, int64_t);
-template void conv_forward<float>(const Conv&, const float*, const float*, const float*, float*);
-template void conv_forward<double>(const Conv&, const double*, const double*, const double*, double*);
-template void conv_backward_input<float>(const Conv&, const float*, const float*, const float*, float*);
-template void conv_backward_input<double>(const Conv&, const double*, const double*, const double*, double*);
-template void conv_backward_weight<float>(const Conv&, const float*, const float*, float*);
-template void conv_backward_weight<double>(const Conv&, const double*, const double*, double*);
 
-}  // namespace ember::kernels::nn
+}  // namespace ember::kernels::nn_conv
+
+#include "kernel_instances_nn_conv.h"  // generated: Kernels<float>, Kernels<double>

@@ -1,4 +1,4 @@
-// The normalizations (see kernels/nn.h). Statistics are two-pass (mean, then the mean
+// The normalizations (see kernels/nn_norm.h). Statistics are two-pass (mean, then the mean
 // squared deviation), in the lane sums of nn_math.h; batch norm's per-channel ones in
 // double. Sums of the weight and bias gradients over rows go to one partial buffer per
 // thread, added up at the end.
@@ -6,10 +6,12 @@
 #include <cmath>
 #include <vector>
 #include "core/parallel.h"
-#include "kernels/nn.h"
+#include "kernels/nn_norm.h"
 #include "kernels/nn_math.h"
 
-namespace ember::kernels::nn {
+namespace ember::kernels::nn_norm {
+
+using namespace nn;  // nn_math.h
 namespace {
 
 // Runs f(slot, begin, end) over [0, items) in at most get_num_threads() slots, each a
@@ -43,7 +45,7 @@ T row_sq_dev(const T* x, int64_t n, T mean) {
 }  // namespace
 
 template <class T>
-void layer_norm(const T* x, const T* w, const T* b, T* out, T* mean, T* rstd, int64_t rows, int64_t n, double eps,
+void Kernels<T>::layer_norm(const T* x, const T* w, const T* b, T* out, T* mean, T* rstd, int64_t rows, int64_t n, double eps,
                 bool rms) {
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -70,7 +72,7 @@ void layer_norm(const T* x, const T* w, const T* b, T* out, T* mean, T* rstd, in
 // Per row, with xhat = (x - mean) rstd and gw = g * w: gx = rstd (gw - mean(gw) - xhat
 // mean(gw xhat)); rms has no mean to subtract: gx = rstd (gw - xhat mean(gw xhat)).
 template <class T>
-void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* gx, T* gw, T* gb,
+void Kernels<T>::layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* gx, T* gw, T* gb,
                          int64_t rows, int64_t n, bool rms) {
   const int64_t threads = std::max<int64_t>(1, get_num_threads());
   std::vector<T> part_w(gw ? threads * n : 0, T(0)), part_b(gb ? threads * n : 0, T(0));
@@ -114,7 +116,7 @@ void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, c
 }
 
 template <class T>
-void channel_moments(const T* x, int64_t N, int64_t C, int64_t S, double* mean, double* var) {
+void Kernels<T>::channel_moments(const T* x, int64_t N, int64_t C, int64_t S, double* mean, double* var) {
   parallel_for(0, C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N * S, 1)), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       double s = 0;
@@ -132,7 +134,7 @@ void channel_moments(const T* x, int64_t N, int64_t C, int64_t S, double* mean, 
 }
 
 template <class T>
-void channel_affine(const T* x, T* out, int64_t N, int64_t C, int64_t S, const double* mean, const double* invstd,
+void Kernels<T>::channel_affine(const T* x, T* out, int64_t N, int64_t C, int64_t S, const double* mean, const double* invstd,
                     const T* w, const T* b) {
   parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(S, 1)), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -147,7 +149,7 @@ void channel_affine(const T* x, T* out, int64_t N, int64_t C, int64_t S, const d
 }
 
 template <class T>
-void batch_norm_backward(const T* g, const T* x, int64_t N, int64_t C, int64_t S, const double* mean,
+void Kernels<T>::batch_norm_backward(const T* g, const T* x, int64_t N, int64_t C, int64_t S, const double* mean,
                          const double* invstd, const T* w, bool train, T* gx, T* gw, T* gb) {
   parallel_for(0, C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N * S, 1)), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
@@ -192,7 +194,7 @@ void batch_norm_backward(const T* g, const T* x, int64_t N, int64_t C, int64_t S
 }
 
 template <class T>
-void group_norm(const T* x, const T* w, const T* b, T* out, T* mean, T* rstd, int64_t N, int64_t C, int64_t S,
+void Kernels<T>::group_norm(const T* x, const T* w, const T* b, T* out, T* mean, T* rstd, int64_t N, int64_t C, int64_t S,
                 int64_t groups, double eps) {
   const int64_t cg = C / groups, len = cg * S;
   parallel_for(0, N * groups, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len, 1)), [&](int64_t q0, int64_t q1) {
@@ -219,7 +221,7 @@ void group_norm(const T* x, const T* w, const T* b, T* out, T* mean, T* rstd, in
 // Per (n, group), with gs = g * w[c] and D elements: gx = rstd (gs - mean(gs) - xhat
 // mean(gs xhat)); the channel sums of g and g * xhat over n give gw and gb.
 template <class T>
-void group_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* gx, T* gw, T* gb,
+void Kernels<T>::group_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* gx, T* gw, T* gb,
                          int64_t N, int64_t C, int64_t S, int64_t groups) {
   const int64_t cg = C / groups, len = cg * S;
   std::vector<T> dsum(N * C), gsum(N * C);  // per (n, c): sum g * xhat, sum g
@@ -264,20 +266,7 @@ void group_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, c
   }
 }
 
-#define EMBER_NORM_INSTANCES(T)                                                                                      \
-  template void layer_norm<T>(const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, double, bool);              \
-  template void layer_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, \
-                                       bool);                                                                        \
-  template void channel_moments<T>(const T*, int64_t, int64_t, int64_t, double*, double*);                           \
-  template void channel_affine<T>(const T*, T*, int64_t, int64_t, int64_t, const double*, const double*, const T*,     \
-                                  const T*);                                                                         \
-  template void batch_norm_backward<T>(const T*, const T*, int64_t, int64_t, int64_t, const double*, const double*,    \
-                                       const T*, bool, T*, T*, T*);                                                  \
-  template void group_norm<T>(const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, int64_t, int64_t, double);  \
-  template void group_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, \
-                                       int64_t, int64_t);
-EMBER_NORM_INSTANCES(float)
-EMBER_NORM_INSTANCES(double)
-#undef EMBER_NORM_INSTANCES
 
-}  // namespace ember::kernels::nn
+}  // namespace ember::kernels::nn_norm
+
+#include "kernel_instances_nn_norm.h"  // generated: Kernels<float>, Kernels<double>

@@ -1,11 +1,11 @@
-// Pooling windows over (planes, H, W) (see kernels/nn.h); planes are split across threads.
+// Pooling windows over (planes, H, W) (see kernels/nn_pool.h); planes are split across threads.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include "core/parallel.h"
-#include "kernels/nn.h"
+#include "kernels/nn_pool.h"
 
-namespace ember::kernels::nn {
+namespace ember::kernels::nn_pool {
 namespace {
 
 template <class F>
@@ -33,7 +33,7 @@ struct Best {
 }  // namespace
 
 template <class T>
-void max_pool2d(const T* in, T* out, int64_t* indices, const PoolGeometry& g) {
+void Kernels<T>::max_pool2d(const T* in, T* out, int64_t* indices, const PoolGeometry& g) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
   for_planes(g, plane_out * g.kh * g.kw, [&](int64_t p) {
     const T* x = in + p * plane_in;
@@ -74,7 +74,7 @@ inline AvgWindow avg_window(const PoolGeometry& g, int64_t oy, int64_t ox, bool 
 }
 
 template <class T>
-void avg_pool2d(const T* in, T* out, const PoolGeometry& g, bool count_include_pad, int64_t divisor) {
+void Kernels<T>::avg_pool2d(const T* in, T* out, const PoolGeometry& g, bool count_include_pad, int64_t divisor) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
   for_planes(g, plane_out * g.kh * g.kw, [&](int64_t p) {
     const T* x = in + p * plane_in;
@@ -95,7 +95,7 @@ void avg_pool2d(const T* in, T* out, const PoolGeometry& g, bool count_include_p
 }
 
 template <class T>
-void avg_pool2d_backward(const T* grad, T* gin, const PoolGeometry& g, bool count_include_pad, int64_t divisor) {
+void Kernels<T>::avg_pool2d_backward(const T* grad, T* gin, const PoolGeometry& g, bool count_include_pad, int64_t divisor) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
   for_planes(g, plane_out * g.kh * g.kw, [&](int64_t p) {
     const T* gy = grad + p * plane_out;
@@ -113,7 +113,7 @@ void avg_pool2d_backward(const T* grad, T* gin, const PoolGeometry& g, bool coun
 }
 
 template <class T>
-void adaptive_avg_pool2d(const T* in, T* out, const PoolGeometry& g) {
+void Kernels<T>::adaptive_avg_pool2d(const T* in, T* out, const PoolGeometry& g) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
   for_planes(g, plane_in + plane_out, [&](int64_t p) {
     const T* x = in + p * plane_in;
@@ -132,7 +132,7 @@ void adaptive_avg_pool2d(const T* in, T* out, const PoolGeometry& g) {
 }
 
 template <class T>
-void adaptive_avg_pool2d_backward(const T* grad, T* gin, const PoolGeometry& g) {
+void Kernels<T>::adaptive_avg_pool2d_backward(const T* grad, T* gin, const PoolGeometry& g) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
   for_planes(g, plane_in + plane_out, [&](int64_t p) {
     const T* gy = grad + p * plane_out;
@@ -151,7 +151,7 @@ void adaptive_avg_pool2d_backward(const T* grad, T* gin, const PoolGeometry& g) 
 }
 
 template <class T>
-void adaptive_max_pool2d(const T* in, T* out, int64_t* indices, const PoolGeometry& g) {
+void Kernels<T>::adaptive_max_pool2d(const T* in, T* out, int64_t* indices, const PoolGeometry& g) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
   for_planes(g, plane_in + plane_out, [&](int64_t p) {
     const T* x = in + p * plane_in;
@@ -172,15 +172,7 @@ void adaptive_max_pool2d(const T* in, T* out, int64_t* indices, const PoolGeomet
   });
 }
 
-#define EMBER_POOL_INSTANCES(T)                                                                   \
-  template void max_pool2d<T>(const T*, T*, int64_t*, const PoolGeometry&);                        \
-  template void avg_pool2d<T>(const T*, T*, const PoolGeometry&, bool, int64_t);                   \
-  template void avg_pool2d_backward<T>(const T*, T*, const PoolGeometry&, bool, int64_t);          \
-  template void adaptive_avg_pool2d<T>(const T*, T*, const PoolGeometry&);                         \
-  template void adaptive_avg_pool2d_backward<T>(const T*, T*, const PoolGeometry&);                \
-  template void adaptive_max_pool2d<T>(const T*, T*, int64_t*, const PoolGeometry&);
-EMBER_POOL_INSTANCES(float)
-EMBER_POOL_INSTANCES(double)
-#undef EMBER_POOL_INSTANCES
 
-}  // namespace ember::kernels::nn
+}  // namespace ember::kernels::nn_pool
+
+#include "kernel_instances_nn_pool.h"  // generated: Kernels<float>, Kernels<double>

@@ -1,14 +1,16 @@
-// softmax and log_softmax along the middle dim of (outer, n, inner). See kernels/nn.h.
+// softmax and log_softmax along the middle dim of (outer, n, inner). See kernels/nn_softmax.h.
 // Rows (inner == 1) run as contiguous vectors; otherwise `inner` columns advance
 // together, a block of them at a time.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 #include "core/parallel.h"
-#include "kernels/nn.h"
+#include "kernels/nn_softmax.h"
 #include "kernels/nn_math.h"
 
-namespace ember::kernels::nn {
+namespace ember::kernels::nn_softmax {
+
+using namespace nn;  // nn_math.h
 namespace {
 
 template <class T>
@@ -114,7 +116,7 @@ void for_blocks(int64_t outer, int64_t n, int64_t inner, F&& f) {
 }  // namespace
 
 template <class T>
-void softmax(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log) {
+void Kernels<T>::softmax(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log) {
   for_blocks(outer, n, inner, [&](int64_t off, int64_t stride, int64_t w) {
     if (stride == 1) {
       softmax_row(in + off, out + off, n, log);
@@ -126,7 +128,7 @@ void softmax(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool 
 }
 
 template <class T>
-void softmax_backward(const T* grad, const T* out, T* gin, int64_t outer, int64_t n, int64_t inner, bool log) {
+void Kernels<T>::softmax_backward(const T* grad, const T* out, T* gin, int64_t outer, int64_t n, int64_t inner, bool log) {
   for_blocks(outer, n, inner, [&](int64_t off, int64_t stride, int64_t w) {
     if (stride == 1) {
       softmax_backward_row(grad + off, out + off, gin + off, n, log);
@@ -137,9 +139,7 @@ void softmax_backward(const T* grad, const T* out, T* gin, int64_t outer, int64_
   });
 }
 
-template void softmax<float>(const float*, float*, int64_t, int64_t, int64_t, bool);
-template void softmax<double>(const double*, double*, int64_t, int64_t, int64_t, bool);
-template void softmax_backward<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, bool);
-template void softmax_backward<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, bool);
 
-}  // namespace ember::kernels::nn
+}  // namespace ember::kernels::nn_softmax
+
+#include "kernel_instances_nn_softmax.h"  // generated: Kernels<float>, Kernels<double>

@@ -117,7 +117,16 @@ void fold(const Loop& loop, int64_t begin, int64_t end) {
   loop_range(loop, begin, end, rows);
 }
 
-#define EMBER_REDUCE_OPS(X) X(sum) X(nansum) X(prod) X(amax) X(amin) X(all) X(any)
+template <class T>
+ScalarType Kernels<T>::acc_dtype(ReduceOp op) {
+  switch (op) {
+#define EMBER_CASE(name) \
+  case ReduceOp::name: return DTypeOf<typename Traits<T, ReduceOp::name>::Acc>::value;
+    EMBER_REDUCE_ENTRIES(EMBER_CASE)
+#undef EMBER_CASE
+  }
+  return DTypeOf<T>::value;
+}
 
 template <class T>
 void Kernels<T>::init(ReduceOp op, char* acc, int64_t n) {
@@ -129,7 +138,7 @@ void Kernels<T>::init(ReduceOp op, char* acc, int64_t n) {
     for (int64_t i = 0; i < n; ++i) a[i] = Tr::identity();                      \
     return;                                                                     \
   }
-    EMBER_REDUCE_OPS(EMBER_CASE)
+    EMBER_REDUCE_ENTRIES(EMBER_CASE)
 #undef EMBER_CASE
   }
 }
@@ -139,7 +148,7 @@ void Kernels<T>::run(ReduceOp op, const Loop& loop, int64_t begin, int64_t end) 
   switch (op) {
 #define EMBER_CASE(name) \
   case ReduceOp::name: return fold<T, ReduceOp::name>(loop, begin, end);
-    EMBER_REDUCE_OPS(EMBER_CASE)
+    EMBER_REDUCE_ENTRIES(EMBER_CASE)
 #undef EMBER_CASE
   }
 }
@@ -156,10 +165,9 @@ void Kernels<T>::combine(ReduceOp op, char* acc, const char* part, int64_t n) {
     for (int64_t i = 0; i < n; ++i) a[i] = Tr::combine(a[i], b[i]);             \
     return;                                                                     \
   }
-    EMBER_REDUCE_OPS(EMBER_CASE)
+    EMBER_REDUCE_ENTRIES(EMBER_CASE)
 #undef EMBER_CASE
   }
 }
-#undef EMBER_REDUCE_OPS
 
 }  // namespace ember::kernels::reduce

@@ -10,10 +10,9 @@
 #pragma once
 #include "core/dtype.h"
 #include "kernels/loops.h"
+#include "kernel_ops.h"  // generated: enum RowOp, from the declarations' `kernel: rowwise.<entry>`
 
 namespace ember::kernels::rowwise {
-
-enum class RowOp : uint8_t { argmax, argmin, cumsum, cumprod, cummax, cummin, logcumsumexp, sort };
 
 struct Rows {
   Loop loop;                    // over the rows

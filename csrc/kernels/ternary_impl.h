@@ -53,8 +53,8 @@ template <class T>
 void Kernels<T>::run(TernaryOp op, const Loop& loop, const Scalar* args) {
   using C = compute_t<T>;
   switch (op) {
-#define EMBER_ENTRY(name) \
-  case TernaryOp::name: return map3<T, T>(loop, make_fn<name##_fn<C>>(args));
+#define EMBER_ENTRY(name, functor) \
+  case TernaryOp::name: return map3<T, T>(loop, make_fn<functor<C>>(args));
     EMBER_TERNARY_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

@@ -23,53 +23,55 @@ template <class C>
   else return C(1) / (C(1) + std::exp(-x));
 }
 
-#define EMBER_UNARY(name, expr)              \
-  template <class C>                         \
-  struct name##_fn {                         \
-    C operator()(C x) const { return expr; } \
-  };
 
 template <class C>
 inline C float_only(double v) {
   return C(v);
 }
 
-EMBER_UNARY(neg, neg_wrap(x))
-EMBER_UNARY(abs, (x < C(0) ? neg_wrap(x) : x == C(0) ? C(0) : x))  // abs(-0.0) is +0.0
-EMBER_UNARY(sign, (C((C(0) < x)) - C((x < C(0)))))
-EMBER_UNARY(square, mul_wrap(x, x))
-EMBER_UNARY(relu, (x > C(0) || x != x ? x : C(0)))
-EMBER_UNARY(reciprocal, C(1) / x)
-EMBER_UNARY(exp, std::exp(x))
-EMBER_UNARY(exp2, std::exp2(x))
-EMBER_UNARY(expm1, std::expm1(x))
-EMBER_UNARY(log, std::log(x))
-EMBER_UNARY(log2, std::log2(x))
-EMBER_UNARY(log10, std::log10(x))
-EMBER_UNARY(log1p, std::log1p(x))
-EMBER_UNARY(sqrt, std::sqrt(x))
-EMBER_UNARY(rsqrt, C(1) / std::sqrt(x))
-EMBER_UNARY(sin, std::sin(x))
-EMBER_UNARY(cos, std::cos(x))
-EMBER_UNARY(tan, std::tan(x))
-EMBER_UNARY(asin, std::asin(x))
-EMBER_UNARY(acos, std::acos(x))
-EMBER_UNARY(atan, std::atan(x))
-EMBER_UNARY(sinh, std::sinh(x))
-EMBER_UNARY(cosh, std::cosh(x))
-EMBER_UNARY(tanh, tanh_of(x))
-EMBER_UNARY(asinh, std::asinh(x))
-EMBER_UNARY(acosh, std::acosh(x))
-EMBER_UNARY(atanh, std::atanh(x))
-EMBER_UNARY(erf, std::erf(x))
-EMBER_UNARY(erfc, std::erfc(x))
-EMBER_UNARY(sigmoid, sigmoid_of(x))
-EMBER_UNARY(floor, std::is_integral_v<C> ? x : C(std::floor(x)))
-EMBER_UNARY(ceil, std::is_integral_v<C> ? x : C(std::ceil(x)))
-EMBER_UNARY(trunc, std::is_integral_v<C> ? x : C(std::trunc(x)))
-EMBER_UNARY(round, std::is_integral_v<C> ? x : C(std::nearbyint(x)))  // halves to even
-EMBER_UNARY(frac, x - C(std::trunc(x)))
-#undef EMBER_UNARY
+template <class C> struct neg_fn { C operator()(C x) const { return neg_wrap(x); } };
+// abs(-0.0) is +0.0
+template <class C>
+struct abs_fn {
+  C operator()(C x) const { return (x < C(0) ? neg_wrap(x) : x == C(0) ? C(0) : x); }
+};
+template <class C> struct sign_fn { C operator()(C x) const { return (C((C(0) < x)) - C((x < C(0)))); } };
+template <class C> struct square_fn { C operator()(C x) const { return mul_wrap(x, x); } };
+template <class C> struct relu_fn { C operator()(C x) const { return (x > C(0) || x != x ? x : C(0)); } };
+template <class C> struct reciprocal_fn { C operator()(C x) const { return C(1) / x; } };
+template <class C> struct exp_fn { C operator()(C x) const { return std::exp(x); } };
+template <class C> struct exp2_fn { C operator()(C x) const { return std::exp2(x); } };
+template <class C> struct expm1_fn { C operator()(C x) const { return std::expm1(x); } };
+template <class C> struct log_fn { C operator()(C x) const { return std::log(x); } };
+template <class C> struct log2_fn { C operator()(C x) const { return std::log2(x); } };
+template <class C> struct log10_fn { C operator()(C x) const { return std::log10(x); } };
+template <class C> struct log1p_fn { C operator()(C x) const { return std::log1p(x); } };
+template <class C> struct sqrt_fn { C operator()(C x) const { return std::sqrt(x); } };
+template <class C> struct rsqrt_fn { C operator()(C x) const { return C(1) / std::sqrt(x); } };
+template <class C> struct sin_fn { C operator()(C x) const { return std::sin(x); } };
+template <class C> struct cos_fn { C operator()(C x) const { return std::cos(x); } };
+template <class C> struct tan_fn { C operator()(C x) const { return std::tan(x); } };
+template <class C> struct asin_fn { C operator()(C x) const { return std::asin(x); } };
+template <class C> struct acos_fn { C operator()(C x) const { return std::acos(x); } };
+template <class C> struct atan_fn { C operator()(C x) const { return std::atan(x); } };
+template <class C> struct sinh_fn { C operator()(C x) const { return std::sinh(x); } };
+template <class C> struct cosh_fn { C operator()(C x) const { return std::cosh(x); } };
+template <class C> struct tanh_fn { C operator()(C x) const { return tanh_of(x); } };
+template <class C> struct asinh_fn { C operator()(C x) const { return std::asinh(x); } };
+template <class C> struct acosh_fn { C operator()(C x) const { return std::acosh(x); } };
+template <class C> struct atanh_fn { C operator()(C x) const { return std::atanh(x); } };
+template <class C> struct erf_fn { C operator()(C x) const { return std::erf(x); } };
+template <class C> struct erfc_fn { C operator()(C x) const { return std::erfc(x); } };
+template <class C> struct sigmoid_fn { C operator()(C x) const { return sigmoid_of(x); } };
+template <class C> struct floor_fn { C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::floor(x)); } };
+template <class C> struct ceil_fn { C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::ceil(x)); } };
+template <class C> struct trunc_fn { C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::trunc(x)); } };
+// halves to even
+template <class C>
+struct round_fn {
+  C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::nearbyint(x)); }
+};
+template <class C> struct frac_fn { C operator()(C x) const { return x - C(std::trunc(x)); } };
 
 template <class C>
 struct bitwise_not_fn {
@@ -159,8 +161,8 @@ template <class T>
 void Kernels<T>::run(UnaryOp op, const Loop& loop, const Scalar* args) {
   using C = compute_t<T>;
   switch (op) {
-#define EMBER_ENTRY(name) \
-  case UnaryOp::name: return map1<T, T>(loop, make_fn<name##_fn<C>>(args));
+#define EMBER_ENTRY(name, functor) \
+  case UnaryOp::name: return map1<T, T>(loop, make_fn<functor<C>>(args));
     EMBER_UNARY_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

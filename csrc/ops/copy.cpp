@@ -6,7 +6,7 @@
 #include "kernels/fill.h"
 #include "ops/elementwise.h"
 #include "ops/internal.h"
-#include "ops/shape.h"
+#include "ops/geometry.h"
 #include "ops_decl.h"
 
 namespace ember::ops {

@@ -6,7 +6,7 @@
 #include "kernel_ops.h"  // generated: the elementwise families
 #include "kernels/loops.h"
 #include "ops/internal.h"
-#include "ops/shape.h"
+#include "ops/geometry.h"
 #include "ops_decl.h"
 
 namespace ember::ops {

@@ -3,7 +3,7 @@
 #include <vector>
 #include "kernels/index.h"
 #include "ops/internal.h"
-#include "ops/shape.h"
+#include "ops/geometry.h"
 #include "ops_decl.h"
 
 namespace ember::ops {

@@ -1,6 +1,6 @@
 // Matrix products and linear algebra. See declarations/ops/linalg.yaml.
 //
-// float32/float64 products go to OpenBLAS's gemm (loaded on first use, kernels/blas.h),
+// float32/float64 products go to OpenBLAS's gemm (kernels/linalg.h; loaded on first use),
 // with transpose flags for any operand that has one unit stride; other layouts are
 // copied first. The other dtypes use the matmul kernel family. LAPACK routines work on
 // column-major copies (one per batch entry), so their results come out column-major
@@ -12,20 +12,29 @@
 #include <vector>
 #include "core/linalg_error.h"
 #include "core/parallel.h"
-#include "kernels/blas.h"
+#include "kernels/linalg.h"
 #include "kernels/matmul.h"
 #include "ops/elementwise.h"
 #include "ops/internal.h"
 #include "ops/pinned_work.h"
-#include "ops/shape.h"
+#include "ops/geometry.h"
 #include "ops_decl.h"
 
 namespace ember::ops {
 namespace {
 
-using blas::blas_int;
+using kernels::linalg::blas_int;
+using kernels::linalg::fits_blas_int;
 
 // ---------------------------------------------------------------- checks and names
+
+// Calls f(T{}) with T = float or double (BLAS and LAPACK's types) for dt.
+template <class F>
+void visit_float(ScalarType dt, F&& f) {
+  if (dt == ScalarType::Float32) f(float{});
+  else f(double{});
+}
+
 
 void check_not_bool(const Tensor& t, const char* kernel) {
   EMBER_CHECK(t.dtype() != ScalarType::Bool, NotImplemented, "\"", kernel, "\" not implemented for 'Bool'");
@@ -57,24 +66,6 @@ int64_t saturating_work(int64_t a, int64_t b, int64_t c) {
 
 // ---------------------------------------------------------------- gemm
 
-// How BLAS sees a rows x cols matrix with these element strides: row-major as is
-// (NoTrans) or as the transpose of a row-major matrix (Trans); nullopt when neither
-// stride is 1 (or the other is too small), and the caller copies.
-struct BlasMat {
-  int trans;
-  int64_t ld;
-};
-
-std::optional<BlasMat> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols)))
-    return BlasMat{blas::kNoTrans, rows == 1 ? std::max<int64_t>(1, cols) : rs};
-  if ((rs == 1 || rows == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows)))
-    return BlasMat{blas::kTrans, cols == 1 ? std::max<int64_t>(1, rows) : cs};
-  return std::nullopt;
-}
-
-bool fits_blas_int(int64_t v) { return v <= int64_t(std::numeric_limits<blas_int>::max()); }
-
 // Byte offsets of every batch entry (the dims before the last two) of t, in row-major
 // order of the batch shape `batch` (t's leading dims, possibly expanded: stride 0).
 std::vector<int64_t> batch_offsets(const Tensor& t, IntList batch) {
@@ -97,54 +88,6 @@ std::vector<int64_t> batch_offsets(const Tensor& t, IntList batch) {
   return out;
 }
 
-// Note [ember threads BLAS]
-// OpenBLAS runs single-threaded (blas::library() sets it once); ember splits products
-// across its own pool, whose workers sleep instead of spinning. With OpenBLAS's threads,
-// a product slowed 20-100x while another process kept a core busy (bmm 64x128²: 0.13
-// GFLOP/s against torch's 13), and its batch call splits even tiny batches (35 2x3x4
-// products: 5 us alone, 150 ms busy). Work items are batch entries, or blocks of rows
-// (or columns, whichever are more) when there are fewer entries than threads.
-constexpr int64_t kGemmGrainWork = int64_t(1) << 18;  // multiply-adds per work item at least
-
-template <class T>
-void blas_gemm(const kernels::matmul::Gemm& g, int ta, int64_t lda, int tb, int64_t ldb, const Scalar& alpha,
-               const Scalar& beta, const Tensor& a, const Tensor& b, const Tensor& c) {
-  const auto& r = blas::routines<T>();
-  const T al = static_cast<T>(alpha.to_double()), be = static_cast<T>(beta.to_double());
-  const int64_t per_entry = saturating_work(g.m, g.n, g.k);
-  PinnedWork work({&a, &b, &c}, saturating_work(g.batch(), g.m, g.n * g.k));
-  const int64_t threads = get_num_threads();
-  int64_t blocks = 1;  // blocks per entry
-  if (g.batch() < threads && per_entry >= 2 * kGemmGrainWork)
-    blocks = std::min<int64_t>({threads, std::max(g.m, g.n), per_entry / kGemmGrainWork});
-  const bool by_rows = g.m >= g.n;
-  const int64_t span = by_rows ? g.m : g.n;
-  const int64_t items = g.batch() * blocks;
-  const int64_t grain = std::max<int64_t>(1, kGemmGrainWork / std::max<int64_t>(1, per_entry / blocks));
-  parallel_for(0, items, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t it = begin; it < end; ++it) {
-      const int64_t e = it / blocks, blk = it % blocks;
-      const int64_t lo = span * blk / blocks, hi = span * (blk + 1) / blocks;
-      if (hi <= lo) continue;
-      const T* pa = reinterpret_cast<const T*>(g.a + g.a_off[e]);
-      const T* pb = reinterpret_cast<const T*>(g.b + g.b_off[e]);
-      T* pc = reinterpret_cast<T*>(g.c + g.c_off[e]);
-      int64_t m = g.m, n = g.n;
-      if (by_rows) {  // rows lo..hi of A and C
-        pa += ta == blas::kNoTrans ? lo * lda : lo;
-        pc += lo * g.c_rs;
-        m = hi - lo;
-      } else {  // columns lo..hi of B and C
-        pb += tb == blas::kNoTrans ? lo : lo * ldb;
-        pc += lo;
-        n = hi - lo;
-      }
-      r.gemm(blas::kRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(g.k), al, pa, blas_int(lda), pb,
-             blas_int(ldb), be, pc, blas_int(g.c_rs));
-    }
-  });
-}
-
 // out[..., m, n] = beta * out + alpha * a[..., m, k] @ b[..., k, n]. The three have the
 // same batch dims (a and b may be expanded); dtypes are equal and checked by the caller.
 // beta == 0 never reads out. out must be row-major in its last two dims (fresh).
@@ -159,14 +102,15 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
   const bool floating = dt == ScalarType::Float32 || dt == ScalarType::Float64;
   const bool use_blas = floating && k > 0 && fits_blas_int(m) && fits_blas_int(n) && fits_blas_int(k) &&
                         out.strides()[nd - 1] == 1 && fits_blas_int(out.strides()[nd - 2]);
-  std::optional<BlasMat> la, lb;
+  kernels::linalg::BlasMat la{}, lb{};
   if (use_blas) {
     auto layout = [nd](const Tensor& t) {
-      auto l = blas_layout(t.sizes()[nd - 2], t.sizes()[nd - 1], t.strides()[nd - 2], t.strides()[nd - 1]);
-      return l && fits_blas_int(l->ld) ? l : std::nullopt;
+      auto l = kernels::linalg::blas_layout(t.sizes()[nd - 2], t.sizes()[nd - 1], t.strides()[nd - 2], t.strides()[nd - 1]);
+      l.ok = l.ok && fits_blas_int(l.ld);
+      return l;
     };
-    if (!(la = layout(a))) la = layout(a = contiguous(a, MemoryFormat::Contiguous));
-    if (!(lb = layout(b))) lb = layout(b = contiguous(b, MemoryFormat::Contiguous));
+    if (!(la = layout(a)).ok) la = layout(a = contiguous(a, MemoryFormat::Contiguous));
+    if (!(lb = layout(b)).ok) lb = layout(b = contiguous(b, MemoryFormat::Contiguous));
   }
   const Dims batch(IntList(out.sizes().data(), static_cast<size_t>(nd - 2)));
   kernels::matmul::Gemm g;
@@ -186,12 +130,14 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
   g.b_off = batch_offsets(b, batch);
   g.c_off = batch_offsets(out, batch);
   out.storage()->bump_version();
+  PinnedWork work({&a, &b, &out}, saturating_work(g.batch() * m, n, k));
   if (use_blas) {
-    if (dt == ScalarType::Float32) blas_gemm<float>(g, la->trans, la->ld, lb->trans, lb->ld, alpha, beta, a, b, out);
-    else blas_gemm<double>(g, la->trans, la->ld, lb->trans, lb->ld, alpha, beta, a, b, out);
+    visit_float(dt, [&](auto zero) {
+      using T = decltype(zero);
+      kernels::linalg::Kernels<T>::gemm(g, la.trans, la.ld, lb.trans, lb.ld, T(alpha.to_double()), T(beta.to_double()));
+    });
     return;
   }
-  PinnedWork work({&a, &b, &out}, saturating_work(g.batch() * m, n, k));
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::matmul::Kernels<T>::gemm(g, alpha, beta);
@@ -669,35 +615,22 @@ std::string batch_prefix(const Tensor& a, int64_t e) {
 }
 
 template <class T>
-T* matrix(const Tensor& t, int64_t e) {
-  const int64_t rows = t.sizes()[t.dim() - 2], cols = t.sizes()[t.dim() - 1];
-  return reinterpret_cast<T*>(t.data()) + e * rows * cols;
+T* data(const Tensor& t) {
+  return reinterpret_cast<T*>(t.data());
 }
-
-blas_int ld(int64_t rows) { return blas_int(std::max<int64_t>(1, rows)); }
 
 void check_lapack_size(const Tensor& t, const char* fn) {
   for (int64_t s : t.sizes()) EMBER_CHECK(fits_blas_int(s), Runtime, fn, ": matrix too large for 32-bit LAPACK");
-}
-
-template <class F>
-void visit_float(ScalarType dt, F&& f) {
-  if (dt == ScalarType::Float32) f(float{});
-  else f(double{});
 }
 
 // LU factorization in place of each matrix of the column-major lu; pivots per matrix.
 // Returns each matrix's info (> 0: U(info, info) is exactly zero).
 template <class T>
 std::vector<blas_int> lu_batched(const Tensor& lu, std::vector<blas_int>& pivots) {
-  const auto& lp = blas::routines<T>().lapack;
   const int64_t n = lu.sizes()[lu.dim() - 1], count = batch_count(lu);
   pivots.assign(size_t(count * n), 0);
-  std::vector<blas_int> status(size_t(count), 0);
   PinnedWork work({&lu}, saturating_work(count, n, n * n));
-  for (int64_t e = 0; e < count; ++e)
-    status[e] = lp.getrf(blas::kLapackColMajor, blas_int(n), blas_int(n), matrix<T>(lu, e), ld(n), pivots.data() + e * n);
-  return status;
+  return kernels::linalg::Kernels<T>::lu(data<T>(lu), count, n, pivots.data());
 }
 
 }  // namespace
@@ -716,10 +649,8 @@ Tensor linalg_inv(const Tensor& A) {
       if (status[e] > 0)
         throw LinAlgError(str_cat("linalg.inv: ", batch_prefix(A, int64_t(e)), "The diagonal element ", status[e],
                                   " is zero, the inversion could not be completed because the input matrix is singular."));
-    const auto& lp = blas::routines<T>().lapack;
     PinnedWork work({&inv}, saturating_work(int64_t(status.size()), n, n * n));
-    for (size_t e = 0; e < status.size(); ++e)
-      lp.getri(blas::kLapackColMajor, blas_int(n), matrix<T>(inv, int64_t(e)), ld(n), piv.data() + e * n);
+    kernels::linalg::Kernels<T>::inverse_from_lu(data<T>(inv), int64_t(status.size()), n, piv.data());
   });
   return inv;
 }
@@ -758,11 +689,8 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
         if (status[e] > 0)
           throw LinAlgError(str_cat("torch.linalg.solve: ", batch_prefix(a, int64_t(e)),
                                     "The solver failed because the input matrix is singular."));
-      const auto& lp = blas::routines<T>().lapack;
       PinnedWork work({&x}, saturating_work(int64_t(status.size()), n, n * nrhs));
-      for (size_t e = 0; e < status.size(); ++e)
-        lp.getrs(blas::kLapackColMajor, 'N', blas_int(n), blas_int(nrhs), matrix<T>(a, int64_t(e)), ld(n),
-                 piv.data() + e * n, matrix<T>(x, int64_t(e)), ld(n));
+      kernels::linalg::Kernels<T>::solve_from_lu(data<T>(a), int64_t(status.size()), n, piv.data(), data<T>(x), nrhs);
     });
   }
   return vector ? squeeze_dim(x, -1) : x;
@@ -780,24 +708,9 @@ void determinants(const Tensor& A, const Tensor& sign, const Tensor& logabs, con
     using T = decltype(zero);
     std::vector<blas_int> piv;
     if (n > 0 && count > 0) lu_batched<T>(lu, piv);
-    for (int64_t e = 0; e < count; ++e) {
-      T sg = 1, log_sum = 0, prod = 1;
-      const T* m = matrix<T>(lu, e);
-      for (int64_t i = 0; i < n; ++i) {
-        const T d = m[i * n + i];
-        if (piv[e * n + i] != blas_int(i + 1)) sg = -sg;
-        if (d < 0) sg = -sg;
-        if (d == 0) sg = 0;
-        log_sum += std::log(std::abs(d));
-        prod *= d;
-      }
-      if (piv.size() > 0)
-        for (int64_t i = 0; i < n; ++i)
-          if (piv[e * n + i] != blas_int(i + 1)) prod = -prod;
-      if (sign.defined()) reinterpret_cast<T*>(sign.data())[e] = sg;
-      if (logabs.defined()) reinterpret_cast<T*>(logabs.data())[e] = log_sum;
-      if (det.defined()) reinterpret_cast<T*>(det.data())[e] = prod;
-    }
+    kernels::linalg::Kernels<T>::determinants(data<T>(lu), count, n, piv.data(), sign.defined() ? data<T>(sign) : nullptr,
+                                              logabs.defined() ? data<T>(logabs) : nullptr,
+                                              det.defined() ? data<T>(det) : nullptr);
   });
 }
 
@@ -826,12 +739,10 @@ Tensor linalg_cholesky(const Tensor& A, bool upper) {
   if (L.numel() == 0) return L;
   visit_float(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const auto& lp = blas::routines<T>().lapack;
-    std::vector<blas_int> status(static_cast<size_t>(count));
+    std::vector<blas_int> status;
     {
       PinnedWork work({&L}, saturating_work(count, n, n * n / 3));
-      for (int64_t e = 0; e < count; ++e)
-        status[e] = lp.potrf(blas::kLapackColMajor, upper ? 'U' : 'L', blas_int(n), matrix<T>(L, e), ld(n));
+      status = kernels::linalg::Kernels<T>::cholesky(data<T>(L), count, n, upper);
     }
     for (int64_t e = 0; e < count; ++e)
       if (status[e] > 0)
@@ -839,12 +750,6 @@ Tensor linalg_cholesky(const Tensor& A, bool upper) {
                                   "The factorization could not be completed because the input is not "
                                   "positive-definite (the leading minor of order ",
                                   status[e], " is not positive-definite)."));
-    for (int64_t e = 0; e < count; ++e) {  // zero the other triangle (column-major: m[j * n + i] is (i, j))
-      T* m = matrix<T>(L, e);
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < n; ++i)
-          if (upper ? i > j : i < j) m[j * n + i] = 0;
-    }
   });
   return L;
 }
@@ -882,26 +787,9 @@ std::vector<Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   }
   visit_float(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const auto& lp = blas::routines<T>().lapack;
-    std::vector<T> tau(size_t(std::max<int64_t>(k, 1)));
-    const int64_t rrows = R.sizes()[R.dim() - 2];
-    T* rdata = reinterpret_cast<T*>(R.data());
-    for (int64_t e = 0; e < count; ++e) {
-      T* w = reinterpret_cast<T*>(work.data()) + e * m * wcols;
-      {
-        PinnedWork pw({&work}, saturating_work(m, n, k));
-        lp.geqrf(blas::kLapackColMajor, blas_int(m), blas_int(n), w, ld(m), tau.data());
-      }
-      T* r = rdata + e * rrows * n;  // R is row-major
-      for (int64_t i = 0; i < std::min(rrows, m); ++i)
-        for (int64_t j = i; j < n; ++j) r[i * n + j] = w[j * m + i];
-      if (mode == "r") continue;
-      {
-        PinnedWork pw({&work}, saturating_work(m, qcols, k));
-        lp.orgqr(blas::kLapackColMajor, blas_int(m), blas_int(qcols), blas_int(k), w, ld(m), tau.data());
-      }
-      std::copy(w, w + m * qcols, matrix<T>(Q, e));
-    }
+    PinnedWork pw({&work, &R, &Q}, saturating_work(count * m, n + qcols, k));
+    kernels::linalg::Kernels<T>::qr(data<T>(work), count, m, n, wcols, data<T>(R), R.sizes()[R.dim() - 2],
+                                    mode == "r" ? nullptr : data<T>(Q), qcols);
   });
   return {Q, R};
 }
@@ -933,16 +821,12 @@ std::vector<Tensor> svd_impl(const Tensor& A, char jobz, const char* fn) {
   Tensor a = column_major(A);
   visit_float(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const auto& lp = blas::routines<T>().lapack;
-    std::vector<blas_int> status(static_cast<size_t>(count));
+    std::vector<blas_int> status;
     {
       PinnedWork work({&a, &S, &U, &Vh}, saturating_work(count * m, n, k));
-      for (int64_t e = 0; e < count; ++e) {
-        T* u = jobz == 'N' ? nullptr : matrix<T>(U, e);
-        T* vt = jobz == 'N' ? nullptr : matrix<T>(Vh, e);
-        status[e] = lp.gesdd(blas::kLapackColMajor, jobz, blas_int(m), blas_int(n), matrix<T>(a, e), ld(m),
-                           reinterpret_cast<T*>(S.data()) + e * k, u, ld(m), vt, ld(vrows));
-      }
+      status = kernels::linalg::Kernels<T>::svd(data<T>(a), count, m, n, jobz, data<T>(S),
+                                                jobz == 'N' ? nullptr : data<T>(U), jobz == 'N' ? nullptr : data<T>(Vh),
+                                                ucols, vrows);
     }
     for (int64_t e = 0; e < count; ++e)
       if (status[e] > 0)
@@ -980,13 +864,10 @@ std::vector<Tensor> eigh_impl(const Tensor& A, const std::string& uplo, bool vec
   if (V.numel() > 0) {
     visit_float(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      const auto& lp = blas::routines<T>().lapack;
-      std::vector<blas_int> status(static_cast<size_t>(count));
+      std::vector<blas_int> status;
       {
         PinnedWork work({&V, &w}, saturating_work(count, n, n * n));
-        for (int64_t e = 0; e < count; ++e)
-          status[e] = lp.syevd(blas::kLapackColMajor, vectors ? 'V' : 'N', char(std::toupper(uplo[0])), blas_int(n),
-                             matrix<T>(V, e), ld(n), reinterpret_cast<T*>(w.data()) + e * n);
+        status = kernels::linalg::Kernels<T>::eigh(data<T>(V), count, n, vectors, char(std::toupper(uplo[0])), data<T>(w));
       }
       for (int64_t e = 0; e < count; ++e)
         if (status[e] > 0)

@@ -8,25 +8,8 @@
 #include "kernels/rowwise.h"
 #include "ops/elementwise.h"
 #include "ops/internal.h"
-#include "ops/shape.h"
+#include "ops/geometry.h"
 #include "ops_decl.h"
-
-namespace ember::kernels::reduce {
-
-ScalarType acc_dtype(ReduceOp op, ScalarType in) {
-  switch (op) {
-    case ReduceOp::sum:
-    case ReduceOp::nansum:
-    case ReduceOp::prod: return is_floating(in) ? ScalarType::Float64 : ScalarType::Int64;
-    case ReduceOp::amax:
-    case ReduceOp::amin: return in == ScalarType::Float16 || in == ScalarType::BFloat16 ? ScalarType::Float32 : in;
-    case ReduceOp::all:
-    case ReduceOp::any: return ScalarType::Bool;
-  }
-  return in;
-}
-
-}  // namespace ember::kernels::reduce
 
 namespace ember::ops {
 namespace {
@@ -83,7 +66,9 @@ void visit(ScalarType t, F&& f) {
 
 // Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype).
 Tensor fold(ReduceOp op, const Tensor& self, const Dims& mask) {
-  const ScalarType acc_t = kernels::reduce::acc_dtype(op, self.dtype());
+  const ScalarType acc_t = visit_dtype(self.dtype(), [&](auto tag) {
+    return kernels::reduce::Kernels<typename decltype(tag)::type>::acc_dtype(op);
+  });
   Tensor acc = empty_tensor(keep_shape(self, mask), acc_t);
   const int64_t nout = acc.numel();
   visit(self.dtype(), [&](auto tag) {

@@ -9,7 +9,7 @@
 #include <vector>
 #include "ops/elementwise.h"
 #include "ops/internal.h"
-#include "ops/shape.h"
+#include "ops/geometry.h"
 #include "ops_decl.h"
 
 namespace ember::ops {

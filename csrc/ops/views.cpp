@@ -1,7 +1,7 @@
 // Views: every result shares self's storage. See declarations/ops/views.yaml.
 #include <algorithm>
 #include <vector>
-#include "ops/shape.h"
+#include "ops/geometry.h"
 #include "ops/internal.h"
 #include "ops_decl.h"
 

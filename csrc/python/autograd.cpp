@@ -287,15 +287,13 @@ PyObject* node_repr(PyObject* self) {
 }
 
 PyObject* node_name(PyObject* self, PyObject*) {
-  try {
+  return guarded([&]() -> PyObject* {
     return PyUnicode_FromString(node_of(self)->name().c_str());
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* node_next_functions(PyObject* self, void*) {
-  try {
+  return guarded([&]() -> PyObject* {
     Node* n = node_of(self);
     Owned t(check(PyTuple_New(static_cast<Py_ssize_t>(n->next_edges.size()))));
     for (size_t i = 0; i < n->next_edges.size(); ++i) {
@@ -303,52 +301,44 @@ PyObject* node_next_functions(PyObject* self, void*) {
       PyTuple_SET_ITEM(t.get(), i, check(Py_BuildValue("(NI)", wrap_node(e.node.get()), e.input_nr)));
     }
     return t.release();
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* node_variable(PyObject* self, void*) {
-  try {
+  return guarded([&]() -> PyObject* {
     auto* acc = dynamic_cast<autograd::AccumulateGrad*>(node_of(self));
     if (!acc) {
       PyErr_SetString(PyExc_AttributeError, "only AccumulateGrad nodes have a variable");
       return nullptr;
     }
     return wrap(acc->variable());
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* node_register_hook(PyObject* self, PyObject* fn) {
-  try {
+  return guarded([&]() -> PyObject* {
     Node* n = node_of(self);
     EMBER_CHECK(PyCallable_Check(fn), Type, "the hook must be callable");
     auto hook = make_ref<PyPostHook>(fn);
     hook->id = autograd::next_hook_id();
     n->post_hooks.push_back(hook);
     return make_handle(Ref<Node>(n), Tensor(), hook->id);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* node_register_prehook(PyObject* self, PyObject* fn) {
-  try {
+  return guarded([&]() -> PyObject* {
     Node* n = node_of(self);
     EMBER_CHECK(PyCallable_Check(fn), Type, "the hook must be callable");
     auto hook = make_ref<PyPreHook>(fn);
     hook->id = autograd::next_hook_id();
     n->pre_hooks.push_back(hook);
     return make_handle(Ref<Node>(n), Tensor(), hook->id);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* node_call(PyObject* self, PyObject* args, PyObject*) {
-  try {
+  return guarded([&]() -> PyObject* {
     Node* n = node_of(self);
     std::vector<Tensor> grads;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); ++i) {
@@ -357,9 +347,7 @@ PyObject* node_call(PyObject* self, PyObject* args, PyObject*) {
     }
     std::vector<Tensor> r = n->apply(std::move(grads));
     return r.size() == 1 ? wrap(r[0]) : wrap(r);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyMethodDef node_methods[] = {
@@ -422,7 +410,7 @@ bool contains(PyObject* tuple, PyObject* o) {
 // ctx._record(inputs, outputs): gives the outputs of forward their history; returns them
 // (an output that is an unmodified input comes back as a new view of it).
 PyObject* function_record(PyObject* self, PyObject* args) {
-  try {
+  return guarded([&]() -> PyObject* {
     PyObject *inputs, *outputs;
     if (!PyArg_ParseTuple(args, "O!O", &PyTuple_Type, &inputs, &outputs)) return nullptr;
     auto* f = reinterpret_cast<PyFunction*>(self);
@@ -483,13 +471,11 @@ PyObject* function_record(PyObject* self, PyObject* args) {
     // The outputs hold the node; the node holds this ctx.
     if (single) return Py_NewRef(PyTuple_GET_ITEM(result.get(), 0));
     return result.release();
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* function_saved_tensors(PyObject* self, void*) {
-  try {
+  return guarded([&]() -> PyObject* {
     auto* f = reinterpret_cast<PyFunction*>(self);
     if (f->to_save) return Py_NewRef(f->to_save);
     EMBER_CHECK(f->cdata, Runtime,
@@ -499,30 +485,25 @@ PyObject* function_saved_tensors(PyObject* self, void*) {
     for (size_t i = 0; i < f->cdata->saved.size(); ++i)
       PyTuple_SET_ITEM(t.get(), i, check(wrap(f->cdata->saved[i].unpack(f->cdata))));
     return t.release();
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
-#define EMBER_TUPLE_FIELD(field)                                                                   \
-  PyObject* get_##field(PyObject* self, void*) {                                                   \
-    PyObject* v = reinterpret_cast<PyFunction*>(self)->field;                                      \
-    return Py_NewRef(v ? v : Py_None);                                                             \
-  }                                                                                                \
-  int set_##field(PyObject* self, PyObject* value, void*) {                                        \
-    auto* f = reinterpret_cast<PyFunction*>(self);                                                 \
-    if (value && value != Py_None && !PyTuple_Check(value)) {                                      \
-      PyErr_SetString(PyExc_TypeError, #field " must be a tuple");                                 \
-      return -1;                                                                                   \
-    }                                                                                              \
-    Py_XSETREF(f->field, value && value != Py_None ? Py_NewRef(value) : nullptr);                  \
-    return 0;                                                                                      \
+// The tuple attributes of a custom Function's ctx (None when unset); the getset entry's
+// closure is the field's name, for the error message.
+template <PyObject* PyFunction::*field>
+PyObject* get_tuple_field(PyObject* self, void*) {
+  PyObject* v = reinterpret_cast<PyFunction*>(self)->*field;
+  return Py_NewRef(v ? v : Py_None);
+}
+template <PyObject* PyFunction::*field>
+int set_tuple_field(PyObject* self, PyObject* value, void* name) {
+  if (value && value != Py_None && !PyTuple_Check(value)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a tuple", static_cast<const char*>(name));
+    return -1;
   }
-EMBER_TUPLE_FIELD(to_save)
-EMBER_TUPLE_FIELD(dirty)
-EMBER_TUPLE_FIELD(non_diff)
-EMBER_TUPLE_FIELD(needs_input_grad)
-#undef EMBER_TUPLE_FIELD
+  Py_XSETREF(reinterpret_cast<PyFunction*>(self)->*field, value && value != Py_None ? Py_NewRef(value) : nullptr);
+  return 0;
+}
 
 PyObject* get_materialize(PyObject* self, void*) { return PyBool_FromLong(reinterpret_cast<PyFunction*>(self)->materialize); }
 int set_materialize(PyObject* self, PyObject* value, void*) {
@@ -541,10 +522,14 @@ PyMethodDef function_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 PyGetSetDef function_getset[] = {
     {"saved_tensors", function_saved_tensors, nullptr, "The tensors given to save_for_backward.", nullptr},
-    {"_to_save", get_to_save, set_to_save, nullptr, nullptr},
-    {"_dirty", get_dirty, set_dirty, nullptr, nullptr},
-    {"_non_differentiable", get_non_diff, set_non_diff, nullptr, nullptr},
-    {"needs_input_grad", get_needs_input_grad, set_needs_input_grad, nullptr, nullptr},
+    {"_to_save", get_tuple_field<&PyFunction::to_save>, set_tuple_field<&PyFunction::to_save>, nullptr,
+     const_cast<char*>("to_save")},
+    {"_dirty", get_tuple_field<&PyFunction::dirty>, set_tuple_field<&PyFunction::dirty>, nullptr,
+     const_cast<char*>("dirty")},
+    {"_non_differentiable", get_tuple_field<&PyFunction::non_diff>, set_tuple_field<&PyFunction::non_diff>, nullptr,
+     const_cast<char*>("non_diff")},
+    {"needs_input_grad", get_tuple_field<&PyFunction::needs_input_grad>, set_tuple_field<&PyFunction::needs_input_grad>, nullptr,
+     const_cast<char*>("needs_input_grad")},
     {"_materialize_grads", get_materialize, set_materialize, nullptr, nullptr},
     {"next_functions", node_next_functions, nullptr, nullptr, nullptr},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
@@ -556,13 +541,11 @@ const Tensor& self_tensor(PyObject* self) { return unwrap(self); }
 
 PyObject* get_requires_grad(PyObject* self, void*) { return PyBool_FromLong(autograd::requires_grad(self_tensor(self))); }
 int set_requires_grad_prop(PyObject* self, PyObject* value, void*) {
-  try {
+  return guarded_int([&]() -> int {
     EMBER_CHECK(value && PyBool_Check(value), Type, "requires_grad must be a bool");
     autograd::set_requires_grad(self_tensor(self), value == Py_True);
     return 0;
-  } catch (...) {
-    return set_python_error_int();
-  }
+  });
 }
 
 PyObject* get_grad(PyObject* self, void*) {
@@ -571,7 +554,7 @@ PyObject* get_grad(PyObject* self, void*) {
   return wrap(m->grad);
 }
 int set_grad(PyObject* self, PyObject* value, void*) {
-  try {
+  return guarded_int([&]() -> int {
     const Tensor& t = self_tensor(self);
     if (!value || value == Py_None) {
       if (AutogradMeta* m = autograd::meta(t)) m->grad = Tensor();
@@ -584,9 +567,7 @@ int set_grad(PyObject* self, PyObject* value, void*) {
     EMBER_CHECK(g.sizes() == t.sizes(), Runtime, "assigned grad has data of a different size");
     autograd::ensure_meta(t).grad = g;
     return 0;
-  } catch (...) {
-    return set_python_error_int();
-  }
+  });
 }
 
 PyObject* get_grad_fn(PyObject* self, void*) {
@@ -613,18 +594,16 @@ PyObject* get_base(PyObject* self, void*) {
 PyObject* t_requires_grad_(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const Param params[] = {{"requires_grad", PType::Bool, false, true, false, false}};
   static const Signature sig{"requires_grad_", "requires_grad_(bool requires_grad=True)", params, 1};
-  try {
+  return guarded([&]() -> PyObject* {
     Args a;
     if (parse_args(&sig, 1, args, nargs, kwnames, a) < 0) return nullptr;
     autograd::set_requires_grad(self_tensor(self), a.to_bool(0, true));
     return Py_NewRef(self);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* t_retain_grad(PyObject* self, PyObject*) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_tensor(self);
     EMBER_CHECK(autograd::requires_grad(t), Runtime, "can't retain_grad on Tensor that has requires_grad=False");
     AutogradMeta& m = autograd::ensure_meta(t);
@@ -635,21 +614,17 @@ PyObject* t_retain_grad(PyObject* self, PyObject*) {
     m.retain_hook = hook;
     m.retains_grad = true;
     Py_RETURN_NONE;
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* t_detach(PyObject* self, PyObject*) {
-  try {
+  return guarded([&]() -> PyObject* {
     return wrap(autograd::detach(self_tensor(self)));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* t_detach_(PyObject* self, PyObject*) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_tensor(self);
     if (AutogradMeta* m = autograd::meta(t)) {
       EMBER_CHECK(!m->base.defined() || !autograd::requires_grad(t), Runtime,
@@ -659,13 +634,11 @@ PyObject* t_detach_(PyObject* self, PyObject*) {
       m->output_nr = 0;
     }
     return Py_NewRef(self);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* t_register_hook(PyObject* self, PyObject* fn) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_tensor(self);
     EMBER_CHECK(autograd::requires_grad(t), Runtime,
                 "cannot register a hook on a tensor that doesn't require gradient");
@@ -679,9 +652,7 @@ PyObject* t_register_hook(PyObject* self, PyObject* fn) {
     }
     m.hooks.push_back(hook);
     return make_handle(Ref<Node>(), t, hook->id);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 // ---- module functions ----
@@ -718,7 +689,7 @@ std::vector<Tensor> tensors_from(PyObject* seq, const char* what, bool allow_non
 
 // _run_backward(outputs, grad_outputs, keep_graph, create_graph, inputs, allow_unused, accumulate_grad)
 PyObject* f_run_backward(PyObject*, PyObject* args) {
-  try {
+  return guarded([&]() -> PyObject* {
     PyObject *outputs, *grad_outputs, *inputs;
     int keep_graph, create_graph, allow_unused, accumulate;
     if (!PyArg_ParseTuple(args, "OOppOpp", &outputs, &grad_outputs, &keep_graph, &create_graph, &inputs,
@@ -735,9 +706,7 @@ PyObject* f_run_backward(PyObject*, PyObject* args) {
     std::vector<Tensor> grads = autograd::run_backward(b);
     if (accumulate) Py_RETURN_NONE;
     return wrap(grads);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyMethodDef autograd_functions[] = {

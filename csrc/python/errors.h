@@ -1,5 +1,6 @@
-// Translating C++ errors into Python exceptions: every generated and hand-written entry
-// point ends in `catch (...) { return set_python_error(); }`.
+// Translating C++ errors into Python exceptions: every generated entry point ends in
+// `catch (...) { return set_python_error(); }`, and hand-written ones run their body in
+// guarded(), which does the same.
 #pragma once
 #include <Python.h>
 #include <utility>
@@ -15,6 +16,26 @@ PyObject* set_python_error();
 PyObject* linalg_error_type();
 // The same for slots returning int.
 int set_python_error_int();
+
+// body(), or nullptr with the Python exception set when it throws: the frame of a
+// hand-written entry point, `return guarded([&]() -> PyObject* { ... });`.
+template <class F>
+PyObject* guarded(F&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return set_python_error();
+  }
+}
+// The same for slots returning int (-1 with the exception set).
+template <class F>
+int guarded_int(F&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return set_python_error_int();
+  }
+}
 
 // Throws PythonError when a CPython call returned null.
 inline PyObject* check(PyObject* o) {

@@ -71,29 +71,24 @@ PyObject* g_manual_seed(PyObject* self, PyObject* seed) {
 }
 
 PyObject* g_seed(PyObject* self, PyObject*) {
-  try {
-    return PyLong_FromUnsignedLongLong(gen_of(self).seed());
-  } catch (...) {  // std::random_device may throw
-    return set_python_error();
-  }
+  // std::random_device may throw
+  return guarded([&]() -> PyObject* { return PyLong_FromUnsignedLongLong(gen_of(self).seed()); });
 }
 PyObject* g_initial_seed(PyObject* self, PyObject*) {
   return PyLong_FromUnsignedLongLong(gen_of(self).initial_seed());
 }
 
 PyObject* g_get_state(PyObject* self, PyObject*) {
-  try {
+  return guarded([&]() -> PyObject* {
     std::vector<uint8_t> bytes = gen_of(self).get_state();
     Tensor t = empty_tensor({static_cast<int64_t>(bytes.size())}, ScalarType::UInt8);
     std::memcpy(t.data(), bytes.data(), bytes.size());
     return wrap(t);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* g_set_state(PyObject* self, PyObject* state) {
-  try {
+  return guarded([&]() -> PyObject* {
     EMBER_CHECK(is_tensor(state) && unwrap(state).dtype() == ScalarType::UInt8, Type,
                 "expected a torch.ByteTensor, but got ", is_tensor(state) ? type_name(unwrap(state).dtype()) : Py_TYPE(state)->tp_name);
     const Tensor& t = unwrap(state);
@@ -102,9 +97,7 @@ PyObject* g_set_state(PyObject* self, PyObject* state) {
     gen_of(self).set_state(reinterpret_cast<const uint8_t*>(t.data()), static_cast<size_t>(t.numel()));
     Py_INCREF(self);
     return self;
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* g_device(PyObject*, void*) {

@@ -155,7 +155,7 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
 }  // namespace
 
 PyObject* tensor_getitem(PyObject* self, PyObject* key) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = unwrap(self);
     if (PyLong_CheckExact(key)) return wrap(select_checked(t, 0, index_int(key)));  // x[0]: the fast path
     Indexed r = apply_index(t, key);
@@ -164,9 +164,7 @@ PyObject* tensor_getitem(PyObject* self, PyObject* key) {
       return wrap(r.view);
     }
     return wrap(api::index(r.view, r.indices));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
@@ -174,7 +172,7 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
     PyErr_SetString(PyExc_TypeError, "Tensor does not support deleting items");
     return -1;
   }
-  try {
+  return guarded_int([&]() -> int {
     const Tensor& t = unwrap(self);
     Indexed r;
     if (PyLong_CheckExact(key)) {
@@ -219,9 +217,7 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
       v = ops::to_dtype(v, t.dtype(), false, false, std::nullopt);
     api::index_put_(r.view, r.indices, v, false);
     return 0;
-  } catch (...) {
-    return set_python_error_int();
-  }
+  });
 }
 
 }  // namespace ember::python

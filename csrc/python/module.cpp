@@ -49,7 +49,7 @@ PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
                                  {"pin_memory", PType::Bool, false, true, true, false}};
   static const Signature sig{"tensor", "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False)",
                              params, 4};
-  try {
+  return guarded([&]() -> PyObject* {
     if (nargs != 1) {
       PyErr_Format(PyExc_TypeError, "tensor() takes 1 positional argument but %zd were given", nargs);
       return nullptr;
@@ -59,9 +59,7 @@ PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
     if (parse_args(&sig, 1, args + 1, 0, kwnames, a) < 0) return nullptr;
     a.check_device(1);
     return wrap(with_requires_grad(tensor_from_data(args[0], a.dtype_opt(0)), a.to_bool(2, false)));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* f_legacy_new(PyObject*, PyObject* args, PyObject* kwargs) {
@@ -82,25 +80,21 @@ PyObject* f_from_array(PyObject*, PyObject* args) {
   PyObject* obj;
   int share;
   if (!PyArg_ParseTuple(args, "Op", &obj, &share)) return nullptr;
-  try {
+  return guarded([&]() -> PyObject* {
     return wrap(tensor_from_array(obj, share != 0));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* f_get_num_threads(PyObject*, PyObject*) { return PyLong_FromLong(get_num_threads()); }
 
 PyObject* f_set_num_threads(PyObject*, PyObject* arg) {
-  try {
+  return guarded([&]() -> PyObject* {
     EMBER_CHECK(PyLong_Check(arg), Type, "set_num_threads expected an int, got ", Py_TYPE(arg)->tp_name);
     int64_t n = unpack_int(arg);
     EMBER_CHECK(n >= 1 && n <= 4096, Runtime, "set_num_threads(): expected a number of threads in [1, 4096], got ", n);
     set_num_threads(static_cast<int>(n));
     Py_RETURN_NONE;
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* f_get_default_dtype(PyObject*, PyObject*) {
@@ -110,7 +104,7 @@ PyObject* f_get_default_dtype(PyObject*, PyObject*) {
 }
 
 PyObject* f_set_default_dtype(PyObject*, PyObject* arg) {
-  try {
+  return guarded([&]() -> PyObject* {
     auto dt = as_dtype(arg);
     EMBER_CHECK(dt && PyObject_TypeCheck(arg, &DTypeType), Type, "set_default_dtype(): expected an ember.dtype, got ",
                 Py_TYPE(arg)->tp_name);
@@ -119,9 +113,7 @@ PyObject* f_set_default_dtype(PyObject*, PyObject* arg) {
                 Type, "only floating-point types are supported as the default type");
     ops::set_default_dtype(*dt);
     Py_RETURN_NONE;
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 // Flush-to-zero and denormals-are-zero on this thread's SSE unit; True when supported.
@@ -147,14 +139,12 @@ PyObject* f_return_type(PyObject*, PyObject* arg) {
   }
   const char* name = PyUnicode_AsUTF8(arg);
   if (!name) return nullptr;
-  try {
+  return guarded([&]() -> PyObject* {
     for (const NamedReturn& r : kNamedReturns)
       if (std::strcmp(r.name, name) == 0) return Py_NewRef(reinterpret_cast<PyObject*>(named_tuple_type(r.name, r.fields)));
-  } catch (...) {
-    return set_python_error();
-  }
-  PyErr_Format(PyExc_AttributeError, "module 'ember.return_types' has no attribute '%s'", name);
-  return nullptr;
+    PyErr_Format(PyExc_AttributeError, "module 'ember.return_types' has no attribute '%s'", name);
+    return nullptr;
+  });
 }
 
 PyObject* f_return_types(PyObject*, PyObject*) {

@@ -37,12 +37,10 @@ PyObject* storage_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   Py_ssize_t nbytes = 0;
   static const char* names[] = {"nbytes", nullptr};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|n", const_cast<char**>(names), &nbytes)) return nullptr;
-  try {
+  return guarded([&]() -> PyObject* {
     EMBER_CHECK(nbytes >= 0, Runtime, "Storage: expected a non-negative size, got ", nbytes);
     return wrap_storage_as(type, make_ref<StorageImpl>(static_cast<size_t>(nbytes)));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* s_nbytes(PyObject* self, PyObject*) { return PyLong_FromSize_t(storage_of(self)->nbytes()); }
@@ -50,29 +48,25 @@ PyObject* s_data_ptr(PyObject* self, PyObject*) { return PyLong_FromVoidPtr(stor
 PyObject* s_resizable(PyObject* self, PyObject*) { return PyBool_FromLong(storage_of(self)->resizable()); }
 
 PyObject* s_resize_(PyObject* self, PyObject* arg) {
-  try {
+  return guarded([&]() -> PyObject* {
     int64_t n = unpack_int(arg);
     EMBER_CHECK(n >= 0, Runtime, "resize_(): expected a non-negative size, got ", n);
     storage_of(self)->resize(static_cast<size_t>(n));
     Py_INCREF(self);
     return self;
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 // _tensor(dtype): a 1-D tensor of dtype over the whole storage (what the Python side
 // builds fill_, copy_, tolist, ... on).
 PyObject* s_tensor(PyObject* self, PyObject* arg) {
-  try {
+  return guarded([&]() -> PyObject* {
     auto dt = as_dtype(arg);
     EMBER_CHECK(dt.has_value(), Type, "_tensor(): expected a dtype");
     const Storage& s = storage_of(self);
     int64_t n = static_cast<int64_t>(s->nbytes()) / itemsize(*dt);
     return wrap(Tensor(make_ref<TensorImpl>(s, 0, Dims{n}, Dims{1}, *dt)));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 // _copy_from_buffer(obj, offset): copies bytes from a buffer-protocol object.
@@ -106,13 +100,11 @@ PyObject* s_from_file(PyObject* cls, PyObject* args) {
   int shared;
   Py_ssize_t nbytes;
   if (!PyArg_ParseTuple(args, "spn", &filename, &shared, &nbytes)) return nullptr;
-  try {
+  return guarded([&]() -> PyObject* {
     EMBER_CHECK(nbytes >= 0, Runtime, "from_file(): expected a non-negative size, got ", nbytes);
     Storage s = map_file(filename, shared != 0, static_cast<size_t>(nbytes));
     return wrap_storage_as(reinterpret_cast<PyTypeObject*>(cls), std::move(s));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 // _from_pointer(address, nbytes, owner) (classmethod): a storage over memory that owner keeps alive.
@@ -127,13 +119,11 @@ PyObject* s_from_pointer(PyObject* cls, PyObject* args) {
     PyErr_SetString(PyExc_ValueError, "_from_pointer(): negative size");
     return nullptr;
   }
-  try {
+  return guarded([&]() -> PyObject* {
     Py_INCREF(owner);
     Storage s = make_ref<StorageImpl>(p, static_cast<size_t>(nbytes), &release_python_owner, owner);
     return wrap_storage_as(reinterpret_cast<PyTypeObject*>(cls), std::move(s));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 void release_parent(void* parent, void*, size_t) { static_cast<StorageImpl*>(parent)->release(); }
@@ -142,7 +132,7 @@ void release_parent(void* parent, void*, size_t) { static_cast<StorageImpl*>(par
 PyObject* s_slice(PyObject* self, PyObject* args) {
   Py_ssize_t start, stop;
   if (!PyArg_ParseTuple(args, "nn", &start, &stop)) return nullptr;
-  try {
+  return guarded([&]() -> PyObject* {
     const Storage& s = storage_of(self);
     EMBER_CHECK(0 <= start && start <= stop && static_cast<size_t>(stop) <= s->nbytes(), Index,
                 "storage slice [", start, ":", stop, "] out of range for storage of size ", s->nbytes());
@@ -151,9 +141,7 @@ PyObject* s_slice(PyObject* self, PyObject* args) {
     Storage part = make_ref<StorageImpl>(s->data() ? s->data() + start : nullptr, static_cast<size_t>(stop - start),
                                          &release_parent, s.get());
     return wrap_storage_as(Py_TYPE(self), std::move(part));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* s_set_class(PyObject*, PyObject* cls) {

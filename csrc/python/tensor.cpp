@@ -173,35 +173,29 @@ PyObject* get_layout(PyObject*, void*) {
 }
 
 PyObject* get_T(PyObject* self, void*) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     Dims order(t.dim());
     for (int64_t i = 0; i < t.dim(); ++i) order[i] = t.dim() - 1 - i;
     return wrap(api::permute(t, order));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* get_mT(PyObject* self, void*) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     EMBER_CHECK(t.dim() >= 2, Runtime, "tensor.mT is only supported on matrices or batches of matrices. Got ",
                 t.dim(), "-D tensor.");
     return wrap(api::transpose(t, -2, -1));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 // .data: a new tensor over the same memory, without autograd history.
 PyObject* get_data(PyObject* self, void*) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     return wrap(make_view(t, Dims(t.sizes()), Dims(t.strides()), t.offset()));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 int set_data(PyObject* self, PyObject* value, void*) {
@@ -209,20 +203,18 @@ int set_data(PyObject* self, PyObject* value, void*) {
     PyErr_SetString(PyExc_TypeError, "Tensor.data must be set to a Tensor");
     return -1;
   }
-  try {
+  return guarded_int([&]() -> int {
     const Tensor& src = unwrap(value);
     EMBER_CHECK(is_floating(src.dtype()) || !autograd::requires_grad(self_of(self)), Runtime,
                 "data set to a tensor that requires gradients must be floating point (got ", type_name(src.dtype()),
                 ")");
     self_of(self).impl()->set(src.storage(), src.offset(), Dims(src.sizes()), Dims(src.strides()), src.dtype());
     return 0;
-  } catch (...) {
-    return set_python_error_int();
-  }
+  });
 }
 
 PyObject* get_array_interface(PyObject* self, void*) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     const char* typestr = info(t.dtype()).typestr;
     EMBER_CHECK(typestr, Type, "Got unsupported ScalarType ", type_name(t.dtype()));
@@ -237,9 +229,7 @@ PyObject* get_array_interface(PyObject* self, void*) {
     void* ptr = t.numel() ? static_cast<void*>(t.data()) : static_cast<void*>(t.storage()->data());
     return Py_BuildValue("{s:N,s:s,s:(N,O),s:N,s:i}", "shape", PySequence_Tuple(shape.get()), "typestr", typestr,
                          "data", PyLong_FromVoidPtr(ptr), Py_False, "strides", strides.release(), "version", 3);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyGetSetDef tensor_getset[] = {
@@ -268,7 +258,7 @@ PyObject* optional_dim_query(PyObject* self, PyObject* const* args, Py_ssize_t n
                              const char* name, bool strides) {
   static const Param params[] = {{"dim", PType::Int, true, true, false, false}};
   Signature sig{name, name, params, 1};
-  try {
+  return guarded([&]() -> PyObject* {
     Args a;
     if (parse_args(&sig, 1, args, nargs, kwnames, a) < 0) return nullptr;
     const Tensor& t = self_of(self);
@@ -282,9 +272,7 @@ PyObject* optional_dim_query(PyObject* self, PyObject* const* args, Py_ssize_t n
     int64_t d = a.to_int(0);
     EMBER_CHECK(t.dim() > 0, Index, "Dimension specified as ", d, " but tensor has no dimensions");
     return PyLong_FromLongLong(values[wrap_dim(d, t.dim())]);
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* m_size(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -310,32 +298,26 @@ PyObject* m_untyped_storage(PyObject* self, PyObject*) { return wrap_storage(sel
 PyObject* m_is_contiguous(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const Param params[] = {{"memory_format", PType::MemoryFormat, false, true, true, false}};
   static const Signature sig{"is_contiguous", "is_contiguous(*, memory_format=ember.contiguous_format)", params, 1};
-  try {
+  return guarded([&]() -> PyObject* {
     Args a;
     if (parse_args(&sig, 1, args, nargs, kwnames, a) < 0) return nullptr;
     if (a.given(0) && a.obj[0] == g_constants.channels_last) Py_RETURN_FALSE;
     return PyBool_FromLong(self_of(self).is_contiguous());
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* m_item(PyObject* self, PyObject*) {
-  try {
+  return guarded([&]() -> PyObject* {
     return wrap(ops::item(self_of(self)));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* m_tolist(PyObject* self, PyObject*) {
   const Tensor& t = self_of(self);
-  try {
+  return guarded([&]() -> PyObject* {
     check_bounds(t);
-  } catch (...) {
-    return set_python_error();
-  }
-  return tolist_rec(t, 0, t.data());
+    return tolist_rec(t, 0, t.data());
+  });
 }
 
 // set_(): point at a storage (or another tensor's memory).
@@ -345,7 +327,7 @@ PyObject* m_set_(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObje
                                     {"storage_offset", PType::Int, false, true, false, false},
                                     {"size", PType::IntList, false, true, false, false},
                                     {"stride", PType::IntList, true, true, false, false}};
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     if (nargs >= 1 && is_storage(args[0])) {
       // (Storage source, int storage_offset=0, int[] size=whole, int[]? stride=None)
@@ -379,9 +361,7 @@ PyObject* m_set_(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObje
     }
     Py_INCREF(self);
     return self;
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 #define EMBER_FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f))
@@ -417,28 +397,24 @@ Py_ssize_t tensor_length(PyObject* self) {
 }
 
 int tensor_bool(PyObject* self) {
-  try {
+  return guarded_int([&]() -> int {
     const Tensor& t = self_of(self);
     EMBER_CHECK(t.numel() > 0, Runtime, "Boolean value of Tensor with no values is ambiguous");
     EMBER_CHECK(t.numel() == 1, Runtime, "Boolean value of Tensor with more than one value is ambiguous");
     return ops::item(t).to_bool() ? 1 : 0;
-  } catch (...) {
-    return set_python_error_int();
-  }
+  });
 }
 
 PyObject* tensor_float(PyObject* self) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     EMBER_CHECK(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
     return PyFloat_FromDouble(ops::item(t).to_double());
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* tensor_int(PyObject* self) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     EMBER_CHECK(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
     Scalar s = ops::item(t);
@@ -447,20 +423,16 @@ PyObject* tensor_int(PyObject* self) {
       return PyLong_FromDouble(v);
     }
     return PyLong_FromLongLong(s.to_int64());
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyObject* tensor_index(PyObject* self) {
-  try {
+  return guarded([&]() -> PyObject* {
     const Tensor& t = self_of(self);
     EMBER_CHECK(t.numel() == 1 && is_integral(t.dtype(), true), Type,
                 "only integer tensors of a single element can be converted to an index");
     return PyLong_FromLongLong(ops::item(t).to_int64());
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 PyNumberMethods tensor_as_number = {};

@@ -258,7 +258,7 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
 // The legacy constructor: Tensor(), Tensor(*sizes), Tensor(size), Tensor(sequence),
 // Tensor(storage), Tensor(tensor), with the dtype the class fixes.
 PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, bool dtype_fixed, PyObject* args, PyObject* kwargs) {
-  try {
+  return guarded([&]() -> PyObject* {
     if (kwargs) {
       PyObject *key, *value;
       Py_ssize_t pos = 0;
@@ -301,9 +301,7 @@ PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, bool dtype_fixed, PyO
     EMBER_CHECK(n == 1 && (is_sequence(first) || has_array_interface(first)), Type,
                 "new(): data must be a sequence (got ", Py_TYPE(first)->tp_name, ")");
     return wrap_as(type, tensor_from_data(first, dtype));
-  } catch (...) {
-    return set_python_error();
-  }
+  });
 }
 
 }  // namespace ember::python

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from .model import (DTYPE_SETS, ELEMENTWISE, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError, Derivative, DType,
+from .model import (DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError, Derivative, DType,
                     Loc, Model, Op)
 from .schema import SchemaError, parse_schema
 
@@ -113,9 +113,9 @@ def _elementwise_fields(e: dict, op: Op) -> Op:
     if (out_dtype != "castable" or e.get("numbers_checked")) and not op.kernel_entry:
         raise DeclarationError(loc, "out_dtype/numbers_checked belong to ops running an elementwise kernel entry")
     for family, _ in op.kernel_entries:
-        if family not in ELEMENTWISE:
-            raise DeclarationError(loc, f"'{op.kernel}': only elementwise families {sorted(ELEMENTWISE)} have entries")
-    if len(op.kernels) > 1 and not e.get("manual"):
+        if family not in ENTRY_FAMILIES:
+            raise DeclarationError(loc, f"'{op.kernel}': only the families {list(ENTRY_FAMILIES)} have entries")
+    if len(op.kernels) > 1 and op.kernel_family in ELEMENTWISE and not e.get("manual"):
         raise DeclarationError(loc, "only a manual op may name several kernel entries")
     if op.kernel_entry and not e.get("manual"):
         ninputs = sum(a.type.base == "Tensor" for a in s.arguments)

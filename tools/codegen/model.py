@@ -116,7 +116,7 @@ class Op:
     schema: Schema
     family: str                         # the file it lives in: views, factories, ...
     variants: tuple[str, ...]           # "function", "method"
-    kernel: Optional[str]               # "copy", or "binary.add": a family and its entry
+    kernel: Optional[str]               # "copy", "binary.add", "reduce.sum, reduce.amax": families and entries
     doc: str
     aliases: tuple[str, ...]
     loc: Loc
@@ -150,8 +150,16 @@ class Op:
 
     @property
     def kernel_entry(self) -> Optional[str]:
-        """binary.add -> add: the entry of an elementwise family this op runs."""
-        return self.kernels[0].split(".")[1] if self.kernel and "." in self.kernels[0] else None
+        """binary.add -> add: the entry of an elementwise family this op runs (None for the
+        entries of other families: reduce.sum names an entry the op's C++ body picks)."""
+        if not self.kernel or "." not in self.kernels[0] or self.kernel_family not in ELEMENTWISE:
+            return None
+        return self.kernels[0].split(".")[1]
+
+    @property
+    def kernel_families(self) -> tuple[str, ...]:
+        """Every family the op names: "matmul, linalg" -> (matmul, linalg)."""
+        return tuple(dict.fromkeys(k.split(".")[0] for k in self.kernels))
 
     @property
     def kernel_entries(self) -> tuple[tuple[str, str], ...]:
@@ -183,6 +191,21 @@ class Op:
 #   compare:   out = f(a, b)        out dtype = bool
 #   ternary:   out = f(a, b, c)     out dtype = compute dtype
 ELEMENTWISE = {"unary": 1, "predicate": 1, "binary": 2, "compare": 2, "ternary": 3}
+# Families whose entries the declarations name (`kernel: reduce.sum`): the generator lists
+# each family's entries (an enum and an X-macro, kernel_ops.h) from the declarations, so a
+# new entry is a declaration and its functor (or Traits) in kernels/<family>_impl.h.
+#   reduce:  folds into accumulators (ReduceOp; Traits<T, ReduceOp::sum> in reduce_impl.h)
+#   rowwise: walks along one dim (RowOp: argmax, cumsum, sort, ...)
+ENTRY_FAMILIES = (*ELEMENTWISE, "reduce", "rowwise")
+
+
+def is_float_family(family: str) -> bool:
+    """The nn kernel families (`kernel: nn_conv`) and linalg (BLAS and LAPACK) are
+    templates over the float compute types only: their ops compute float16/bfloat16 in
+    float32 (linalg takes float32/float64 alone). Each is instantiated in its own
+    kernels/<family>.cpp from a generated list (kernel_instances_<family>.h), so a change
+    to one of these kernels recompiles one file."""
+    return family.startswith("nn_") or family == "linalg"
 # promote: how the compute dtype comes from the inputs (torch's result_type):
 #   common: result_type of the inputs; float: the same, but integral/bool -> default float
 #   same: self's dtype (the other inputs convert to it)

@@ -1,4 +1,4 @@
-#include "ops/shape.h"
+#include "ops/geometry.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-// Shape arithmetic shared by ops: -1 inference, broadcasting, view strides.
+// Shape and stride arithmetic shared by ops: -1 inference, broadcasting, view strides.
 #pragma once
 #include <optional>
 #include "core/tensor.h"

@@ -1,0 +1,53 @@
+// Helpers of the nn ops (csrc/ops/nn_*.cpp): their kernels (kernels/nn_*.h) compute in
+// float or double on contiguous memory, so the ops make their inputs contiguous and
+// compute float16/bfloat16 in float32, rounding the result back.
+#pragma once
+#include <algorithm>
+#include "ops/internal.h"
+#include "ops_decl.h"
+
+namespace ember::ops::nn_common {
+
+inline ScalarType compute_dtype(ScalarType t) {
+  return t == ScalarType::Float16 || t == ScalarType::BFloat16 ? ScalarType::Float32 : t;
+}
+
+inline Tensor as_dtype(const Tensor& t, ScalarType dt) {
+  return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt);
+}
+
+// t as a contiguous tensor of dtype dt (the same tensor when it already is one).
+inline Tensor dense(const Tensor& t, ScalarType dt) {
+  Tensor r = contiguous(as_dtype(t, dt), MemoryFormat::Contiguous);
+  check_bounds(r);
+  return r;
+}
+
+// Calls f(T{}) with T = float or double for a compute dtype.
+template <class F>
+inline void visit_float(ScalarType t, F&& f) {
+  if (t == ScalarType::Float64) f(double());
+  else f(float());
+}
+
+template <class T>
+inline T* ptr(const Tensor& t) {
+  return t.defined() ? reinterpret_cast<T*>(t.data()) : nullptr;
+}
+
+inline void check_floating(const Tensor& t, const char* kernel) {
+  EMBER_CHECK(is_floating(t.dtype()), NotImplemented, "\"", kernel, "\" not implemented for '", type_name(t.dtype()),
+              "'");
+}
+
+// The product of sizes[from:to].
+inline int64_t product(IntList sizes, size_t from = 0, size_t to = size_t(-1)) {
+  int64_t n = 1;
+  for (size_t i = from; i < std::min(to, sizes.size()); ++i) n *= sizes[i];
+  return n;
+}
+
+// A Python number as a 0-dim operand of the formulas' arithmetic.
+inline Tensor number(double v) { return wrapped_number(Scalar(v)); }
+
+}  // namespace ember::ops::nn_common
