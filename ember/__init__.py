@@ -7,7 +7,28 @@ __version__ = "0.1.0"
 
 import builtins as _builtins  # the names int, float and bool below are dtypes, as in torch
 
-from . import _C
+
+def _source_checkout_without_extension(error: ImportError) -> None:
+    """Raises a clear ImportError when this package folder has no built extension: Python
+    found ember's source checkout (the current folder) before the installed ember."""
+    import importlib.machinery
+    import os
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    if any(os.path.exists(os.path.join(package, "_C" + suffix)) for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+        return  # a built extension that failed to load: its own error says why
+    raise ImportError(
+        f"ember was imported from its source checkout {os.path.dirname(package)}, where the extension "
+        "ember._C is not built for this Python: run `pip install -e .` or `python setup.py build_ext "
+        "--inplace` in that folder to build it, or run Python from another folder to use the installed "
+        "ember") from error
+
+
+try:
+    from . import _C
+except ImportError as _error:
+    _source_checkout_without_extension(_error)
+    raise
 from ._C import Generator, Size, default_generator, dtype, get_default_dtype, get_num_threads
 from ._C import set_default_dtype, set_flush_denormal, set_num_threads, tensor
 from ._constants import channels_last, contiguous_format, device, layout, memory_format

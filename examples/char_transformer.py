@@ -3,11 +3,14 @@
     python examples/char_transformer.py                 # 600 steps, about 30 s on 2 cores
     python examples/char_transformer.py --steps 2000    # longer, better verse
     python examples/char_transformer.py --backend torch # the same program on PyTorch
+    python examples/char_transformer.py --plot loss.png # the loss curve elsewhere
 
 It trains a small GPT-style model (token and position embeddings, pre-norm blocks of
 causal self-attention and an MLP) to predict the next character of the text in
-examples/data/sonnets.txt, shows a progress bar with the loss and tokens per second,
-prints a sample the model writes, and draws the loss curve into a PNG file.
+examples/data/sonnets.txt, shows a tqdm progress bar with the loss and tokens per second,
+prints a sample the model writes, and draws the loss of every step and its moving average
+with matplotlib into a PNG file (out/char_transformer_loss.png by default). Install its
+two dependencies with ember: `pip install ".[examples]"`.
 
 The model is PyTorch code: it is written once against the `torch` module it is given,
 so `--backend torch` runs exactly the same program on PyTorch for comparison (and the
@@ -19,10 +22,8 @@ import argparse
 import importlib
 import math
 import os
-import struct
 import sys
 import time
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEXT = os.path.join(HERE, "data", "sonnets.txt")
@@ -145,94 +146,37 @@ def make_training(torch, steps: int, batch: int = 16, context: int = 64, lr: flo
     return net, text, step, generator
 
 
-# ---- reporting: a progress bar and a loss curve -----------------------------------------
+# ---- reporting: the loss curve ------------------------------------------------------------
 
-def progress(step: int, steps: int, loss: float, tokens_per_s: float, width: int = 30) -> None:
-    done = step * width // steps
-    line = f"[{'#' * done}{'.' * (width - done)}] {step}/{steps}  loss {loss:.3f}  {tokens_per_s:,.0f} tokens/s"
-    if sys.stderr.isatty():
-        print("\r" + line, end="", file=sys.stderr, flush=True)
-        if step == steps:
-            print(file=sys.stderr)
-    elif step == steps or step % max(1, steps // 10) == 0:  # a log, not a bar
-        print(line, file=sys.stderr, flush=True)
-
-
-# 3x5 pixel digits (and '.'), each row three bits, for the axis labels
-GLYPHS = {
-    "0": (7, 5, 5, 5, 7), "1": (2, 6, 2, 2, 7), "2": (7, 1, 7, 4, 7), "3": (7, 1, 7, 1, 7), "4": (5, 5, 7, 1, 1),
-    "5": (7, 4, 7, 1, 7), "6": (7, 4, 7, 5, 7), "7": (7, 1, 1, 1, 1), "8": (7, 5, 7, 5, 7), "9": (7, 5, 7, 1, 7),
-    ".": (0, 0, 0, 0, 2),
-}
+def smoothed(values: list[float], decay: float = 0.9) -> list[float]:
+    """The exponential moving average of values, bias-corrected as in Adam (divided by
+    1 - decay**n) so that its start follows the first values rather than lagging behind."""
+    average, out = 0.0, []
+    for n, value in enumerate(values, 1):
+        average = decay * average + (1 - decay) * value
+        out.append(average / (1 - decay**n))
+    return out
 
 
-class Canvas:
-    """An RGB image in a bytearray, with just enough drawing for a line chart."""
+def plot_losses(losses: list[float], path: str, title: str = "training loss"):
+    """Draws the loss of every step and its moving average into a PNG file at path; returns the figure."""
+    # Imported here so that the model and the training step (the tests, the benchmark
+    # runner) need neither matplotlib nor a display: Agg renders straight to the file.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    def __init__(self, width: int, height: int):
-        self.width, self.height = width, height
-        self.pixels = bytearray(b"\xff" * (width * height * 3))
-
-    def dot(self, x: int, y: int, color) -> None:
-        if 0 <= x < self.width and 0 <= y < self.height:
-            i = (y * self.width + x) * 3
-            self.pixels[i:i + 3] = bytes(color)
-
-    def line(self, x0: int, y0: int, x1: int, y1: int, color) -> None:
-        n = max(abs(x1 - x0), abs(y1 - y0), 1)
-        for i in range(n + 1):
-            self.dot(round(x0 + (x1 - x0) * i / n), round(y0 + (y1 - y0) * i / n), color)
-
-    def text(self, x: int, y: int, s: str, color, scale: int = 2) -> None:
-        for k, ch in enumerate(s):
-            for row, bits in enumerate(GLYPHS[ch]):
-                for col in range(3):
-                    if bits >> (2 - col) & 1:
-                        for dy in range(scale):
-                            for dx in range(scale):
-                                self.dot(x + (4 * k + col) * scale + dx, y + row * scale + dy, color)
-
-    def png(self) -> bytes:
-        def chunk(kind: bytes, data: bytes) -> bytes:
-            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-        stride = self.width * 3
-        raw = b"".join(b"\x00" + bytes(self.pixels[y * stride:(y + 1) * stride]) for y in range(self.height))
-        header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)  # 8-bit RGB
-        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"tEXt", b"Title\x00training loss")
-                + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
-
-
-def plot_losses(losses: list[float], path: str, width: int = 640, height: int = 360) -> None:
-    """The loss per step (grey) and its mean over the last 10 steps (blue), x: steps, y: loss."""
-    canvas = Canvas(width, height)
-    left, right, top, bottom = 60, width - 20, 20, height - 40
-    low, high = min(losses), max(losses)
-    high = high if high > low else low + 1
-
-    def xy(i: int, value: float) -> tuple[int, int]:
-        x = left + round((right - left) * i / max(1, len(losses) - 1))
-        return x, bottom - round((bottom - top) * (value - low) / (high - low))
-
-    black, grey, blue = (0, 0, 0), (190, 190, 190), (31, 90, 200)
-    canvas.line(left, top, left, bottom, black)
-    canvas.line(left, bottom, right, bottom, black)
-    for value in (low, (low + high) / 2, high):
-        x, y = xy(0, value)
-        canvas.line(left - 5, y, left, y, black)
-        canvas.text(4, y - 5, f"{value:.2f}", black)
-    for i in (0, (len(losses) - 1) // 2, len(losses) - 1):
-        x, _ = xy(i, low)
-        canvas.line(x, bottom, x, bottom + 5, black)
-        canvas.text(x - 8, bottom + 10, str(i + 1), black)
-    smooth = [sum(losses[max(0, i - 9):i + 1]) / len(losses[max(0, i - 9):i + 1]) for i in range(len(losses))]
-    for series, color in ((losses, grey), (smooth, blue)):
-        points = [xy(i, v) for i, v in enumerate(series)]
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
-            canvas.line(x0, y0, x1, y1, color)
+    figure = Figure(figsize=(8, 4.5), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    steps = range(1, len(losses) + 1)
+    axes.plot(steps, losses, color="#6baed6", linewidth=1, label="loss of each step")
+    axes.plot(steps, smoothed(losses), color="#08519c", linewidth=2, label="moving average (EMA, decay 0.9)")
+    axes.set(title=title, xlabel="step", ylabel="loss (cross-entropy, nats)", xlim=(1, max(2, len(losses))))
+    axes.grid(alpha=0.3)
+    axes.legend(loc="upper right")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(canvas.png())
+    figure.savefig(path)
+    return figure
 
 
 # ---- the program --------------------------------------------------------------------------
@@ -260,20 +204,26 @@ def main(argv=None) -> int:
     print(f"{args.backend} {torch.__version__}: {parameters:,} parameters, {len(text.data):,} characters "
           f"of text, {len(text.chars)} distinct", file=sys.stderr)
 
+    from tqdm import tqdm  # here, like matplotlib in plot_losses: only the program needs it
+
     losses = []
     tokens = args.batch * args.context
     started = time.perf_counter()
-    for i in range(1, args.steps + 1):
+    bar = tqdm(range(1, args.steps + 1), desc="training", unit="step", file=sys.stderr)
+    for i in bar:
         losses.append(step())
         elapsed = time.perf_counter() - started
-        progress(i, args.steps, sum(losses[-10:]) / len(losses[-10:]), i * tokens / elapsed)
+        recent = losses[-10:]
+        bar.set_postfix({"loss": f"{sum(recent) / len(recent):.3f}", "tokens/s": f"{i * tokens / elapsed:,.0f}"},
+                        refresh=False)
     print(f"trained in {elapsed:.1f} s: {args.steps * tokens / elapsed:,.0f} tokens/s, "
           f"final loss {sum(losses[-10:]) / len(losses[-10:]):.3f}", file=sys.stderr)
 
     net.eval()
     sample = net.generate(text.encode("\n"), args.sample, generator=generator)
     print(text.decode(sample[0]))
-    plot_losses(losses, args.plot)
+    plot_losses(losses, args.plot, f"Character transformer on the sonnets: training loss "
+                                 f"({args.backend} {torch.__version__}, {args.steps} steps)")
     print(f"loss curve: {args.plot}", file=sys.stderr)
     return 0
 

@@ -1,9 +1,12 @@
 """What PyTorch scripts touch on a CPU machine beyond tensors: ember.cuda, accelerator,
-backends flags, amp (autocast, GradScaler), compile, `python -m ember.as_torch`, and
-0-dim tensors behaving as Python numbers. Compared with CPU torch."""
+backends flags, amp (autocast, GradScaler), compile, `python -m ember.as_torch`, what
+`import ember` loads and says from a source checkout, and 0-dim tensors behaving as
+Python numbers. Compared with CPU torch."""
+import importlib.machinery
 import math
 import operator
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -345,6 +348,7 @@ def test_install_as_torch_refuses_when_torch_is_imported():
         ember.install_as_torch()
 
 
+# ---------------------------------------------------------------- import
 def test_import_ember_stays_light():
     code = ("import sys, ember; heavy = ['multiprocessing', 'pickle', 'ember.utils', 'ember.serialization', "
             "'ember.amp', 'ember.cuda', 'ember.backends', 'ember._torch_alias']; "
@@ -355,6 +359,34 @@ def test_import_ember_stays_light():
     assert result.stdout.splitlines() == ["[]", "True True True"], result.stderr
     with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
         ember.no_such_thing
+
+
+def import_ember_from_a_checkout(tmp_path, extension=None):
+    """`python -c "import ember"` run in a copy of the source checkout (ember/ without its
+    built extension, a setup.py), as after `pip install .` from the checkout's root."""
+    shutil.copytree(os.path.join(ROOT, "ember"), tmp_path / "ember",
+                    ignore=shutil.ignore_patterns("_C.*.so", "_C.*.pyd", "__pycache__"))
+    (tmp_path / "setup.py").write_text("# ember's setup.py\n")
+    if extension is not None:
+        (tmp_path / "ember" / ("_C" + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(extension)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-c", "import ember"], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, env=env)
+
+
+def test_import_from_an_unbuilt_checkout_says_what_to_do(tmp_path):
+    result = import_ember_from_a_checkout(tmp_path)
+    assert result.returncode != 0
+    assert "ImportError: ember was imported from its source checkout" in result.stderr, result.stderr
+    assert "pip install -e ." in result.stderr and "python setup.py build_ext --inplace" in result.stderr
+    assert "cannot import name '_C'" in result.stderr  # the original error, chained
+
+
+def test_import_of_a_broken_extension_shows_its_own_error(tmp_path):
+    result = import_ember_from_a_checkout(tmp_path, extension=b"not a shared library")
+    assert result.returncode != 0
+    assert "source checkout" not in result.stderr, result.stderr
+    assert "ImportError: " + str(tmp_path / "ember" / "_C") in result.stderr, result.stderr  # the loader's own error
 
 
 # ---------------------------------------------------------------- 0-dim tensors as numbers

@@ -5,6 +5,7 @@ import struct
 import zlib
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pytest
 
@@ -19,6 +20,7 @@ SMALL = ["--dim", "32", "--layers", "1", "--context", "16", "--batch", "8"]
 
 
 def png_chunks(data: bytes):
+    """[(kind, body)] of a PNG file, each chunk's CRC checked."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, chunks = 8, []
     while pos < len(data):
@@ -31,21 +33,54 @@ def png_chunks(data: bytes):
     return chunks
 
 
+def assert_matplotlib_png(path: Path, size=(800, 450)):
+    chunks = png_chunks(path.read_bytes())
+    assert chunks[0][0] == b"IHDR" and struct.unpack(">II", chunks[0][1][:8]) == size
+    assert (b"tEXt", b"Software\x00Matplotlib version" + matplotlib.__version__.encode()) in [
+        (kind, body.split(b",")[0]) for kind, body in chunks]
+    # a figure with curves: empty axes compress to about 8 kB
+    assert sum(len(body) for kind, body in chunks if kind == b"IDAT") > 20_000
+
+
 def test_trains_samples_and_plots(tmp_path, capsys):
-    plot = tmp_path / "loss.png"
+    plot = tmp_path / "out" / "loss.png"
     assert example.main([*SMALL, "--steps", "40", "--sample", "50", "--plot", str(plot)]) == 0
     out, err = capsys.readouterr()
-    assert "40/40" in err and "tokens/s" in err and "final loss" in err
+    assert "40/40" in err and "tokens/s=" in err and "loss=" in err and "final loss" in err  # tqdm's bar
     final = float(err.split("final loss ")[1].split()[0])
     assert final < 3.4  # from log(66) = 4.19 at the start
     sample = out.strip("\n")
     assert len(sample) >= 40 and set(sample) <= set(open(example.TEXT, encoding="utf-8").read())
-    chunks = png_chunks(plot.read_bytes())
-    assert [k for k, _ in chunks] == [b"IHDR", b"tEXt", b"IDAT", b"IEND"]
-    width, height = struct.unpack(">II", chunks[0][1][:8])
-    raw = zlib.decompress(chunks[2][1])
-    assert len(raw) == height * (1 + 3 * width)
-    assert raw.count(bytes([31, 90, 200])) > 50  # the blue curve was drawn
+    assert_matplotlib_png(plot)
+
+
+def test_smoothed_is_a_bias_corrected_moving_average():
+    assert example.smoothed([3.0] * 5) == pytest.approx([3.0] * 5)  # no pull towards 0 at the start
+    values = [4.0, 2.0, 3.0, 1.0]
+    expected = [sum(0.1 * 0.9 ** (n - i) * values[i] for i in range(n + 1)) / (1 - 0.9 ** (n + 1))
+                for n in range(len(values))]
+    assert example.smoothed(values) == pytest.approx(expected)
+
+
+def test_plot_has_labels_title_and_both_curves(tmp_path):
+    losses = [4.0 - 2.0 * i / 99 + 0.3 * (-1) ** i for i in range(100)]
+    plot = tmp_path / "loss.png"
+    figure = example.plot_losses(losses, str(plot), title="the title")
+    (axes,) = figure.axes
+    assert (axes.get_title(), axes.get_xlabel()) == ("the title", "step")
+    assert axes.get_ylabel().startswith("loss")
+    raw, smooth = axes.get_lines()
+    assert list(raw.get_xdata()) == list(range(1, 101)) and list(raw.get_ydata()) == losses
+    assert list(smooth.get_ydata()) == pytest.approx(example.smoothed(losses))
+    assert [t.get_text() for t in axes.get_legend().get_texts()] == [raw.get_label(), smooth.get_label()]
+    assert_matplotlib_png(plot)
+    # both curves were drawn into the file, each in its colour (the legend's samples are
+    # a few dozen pixels)
+    from matplotlib.colors import to_rgb
+    from matplotlib.image import imread
+    pixels = imread(plot)[..., :3]
+    for line in (raw, smooth):
+        assert (np.abs(pixels - to_rgb(line.get_color())).max(axis=-1) < 0.02).sum() > 500, line.get_label()
 
 
 def test_steps_must_be_positive():
