@@ -938,7 +938,9 @@ DOC_MODULES = ["ember.nn.parameter", "ember.nn.modules.module", "ember.nn.module
                "ember.nn.modules.linear", "ember.nn.modules.activation", "ember.nn.modules.dropout",
                "ember.nn.modules.flatten", "ember.nn.modules.sparse", "ember.nn.functional", "ember.nn.init",
                "ember.nn.utils.clip_grad", "ember.nn.utils.convert_parameters", "ember.optim.optimizer",
-               "ember.optim.sgd", "ember.optim.adam", "ember.optim.lr_scheduler", "ember.utils.hooks"]
+               "ember.optim.sgd", "ember.optim.adam", "ember.optim.lr_scheduler", "ember.utils.hooks",
+               *(f"ember.nn._functional.{topic}" for topic in ("activation", "attention", "conv", "dropout", "embedding",
+                                                                "linear", "loss", "norm", "pool", "softmax", "vision"))]
 
 
 @pytest.mark.parametrize("name", DOC_MODULES)

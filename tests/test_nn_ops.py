@@ -1,4 +1,4 @@
-"""The native nn ops (declarations/ops/nn.yaml) through ember.nn._native_functional,
+"""The native nn ops (declarations/ops/nn.yaml) through ember.nn.functional,
 against torch.nn.functional: forward values in float32, gradients (and double
 backward where declared) in float64, shapes including batch size 1 and empty batches,
 non-contiguous inputs, dtypes, and torch's error types."""
@@ -14,7 +14,7 @@ import ember
 torch = pytest.importorskip("torch")
 import torch.nn.functional as TF  # noqa: E402
 
-import ember.nn._native_functional as EF  # noqa: E402
+import ember.nn.functional as EF  # noqa: E402
 
 TESTED_OPS = {
     "softmax", "log_softmax", "_softmax_backward_data", "_log_softmax_backward_data",

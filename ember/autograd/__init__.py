@@ -76,6 +76,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None
     return result
 
 
+def _zero_grad(params, set_to_none: bool = True) -> None:
+    """Module.zero_grad and Optimizer.zero_grad, as torch's: each .grad set to None, or
+    zeroed in place once out of any graph (detached if an op made it, else no longer
+    requiring grad)."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if p.grad.grad_fn is not None:
+                p.grad.detach_()
+            else:
+                p.grad.requires_grad_(False)
+            p.grad.zero_()
+
+
 def Variable(data, requires_grad: bool = False, volatile: bool = False):
     """The legacy wrapper: since torch 0.4 a Variable is a tensor."""
     if requires_grad:

@@ -182,6 +182,21 @@ def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: s
     return uniform_(tensor, -bound, bound, generator)
 
 
+def _fan_in_uniform_(weight, bias, bias_without_fan_in: bool = True) -> None:
+    """The default initialization of Linear and the convolutions, as torch's: weight from
+    kaiming_uniform_ with a = sqrt(5), that is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), then bias
+    (if any) from the same bound. Without inputs (fan_in 0) Linear's bias is drawn from
+    U(0, 0), while the convolutions' (bias_without_fan_in=False) is left as it is."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is None:
+        return
+    fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+    if fan_in == 0 and not bias_without_fan_in:
+        return
+    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+    uniform_(bias, -bound, bound)
+
+
 def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None):
     """Fills tensor from N(0, std^2), std = gain / sqrt(fan) (He)."""
     if _warn_if_empty(tensor):

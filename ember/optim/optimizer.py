@@ -9,6 +9,7 @@ from itertools import chain
 from typing import Any, Callable, Optional
 
 from .. import _C
+from ..autograd import _zero_grad
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -203,18 +204,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all parameters: to None (default), or to zeros."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        _zero_grad((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Optional[Callable[[], float]] = None):
         """One update of every parameter that has a gradient; closure (re-evaluating the

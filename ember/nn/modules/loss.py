@@ -4,7 +4,7 @@ by torch's rule, with its warning."""
 from __future__ import annotations
 
 from .. import functional as F
-from .._native_functional import _legacy_reduction
+from .._functional.loss import _legacy_reduction
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",

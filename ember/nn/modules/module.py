@@ -12,6 +12,7 @@ from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Optional
 
 from ... import _C
+from ...autograd import _zero_grad
 from ...utils.hooks import BackwardHook, RemovableHandle
 from ..parameter import Buffer, Parameter
 
@@ -865,17 +866,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of the parameters: to None (default), or to zeros."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        _zero_grad(self.parameters(), set_to_none)
 
     def share_memory(self) -> "Module":
         """A no-op here: ember's worker processes share memory by fork."""

@@ -66,6 +66,29 @@ def _activation_kind(activation) -> int:
     return 0
 
 
+def _add_layer_parts(layer: Module, attentions, norms, dropouts, d_model: int, nhead: int, dim_feedforward: int,
+                     dropout: float, activation, layer_norm_eps: float, batch_first: bool, norm_first: bool,
+                     bias: bool, device, dtype) -> Callable:
+    """Registers what encoder and decoder layers share, in torch's order (the state_dict's
+    keys and the parameters' random draws follow it): a MultiheadAttention per name in
+    attentions, the feed-forward block (linear1, dropout, linear2), norm_first, then a
+    LayerNorm per name in norms and a Dropout per name in dropouts (one per block).
+    Returns the activation as a callable ('relu' and 'gelu' name F.relu and F.gelu)."""
+    factory = {"device": device, "dtype": dtype}
+    for name in attentions:
+        setattr(layer, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                                **factory))
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+    layer.norm_first = norm_first
+    for name in norms:
+        setattr(layer, name, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+    for name in dropouts:
+        setattr(layer, name, Dropout(dropout))
+    return _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block (linear1, activation, linear2), each with
     dropout, a residual connection and a LayerNorm: after the residual sum (post-norm), or
@@ -82,19 +105,9 @@ class TransformerEncoderLayer(Module):
                  activation: Union[str, Callable] = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        activation = _add_layer_parts(self, ("self_attn",), ("norm1", "norm2"), ("dropout1", "dropout2"), d_model,
+                                      nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                                      norm_first, bias, device, dtype)
         self.activation_relu_or_gelu = _activation_kind(activation)
         self.activation = activation
 
@@ -143,22 +156,10 @@ class TransformerDecoderLayer(Module):
                  activation: Union[str, Callable] = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            **factory)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                                 **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+        self.activation = _add_layer_parts(self, ("self_attn", "multihead_attn"), ("norm1", "norm2", "norm3"),
+                                           ("dropout1", "dropout2", "dropout3"), d_model, nhead, dim_feedforward,
+                                           dropout, activation, layer_norm_eps, batch_first, norm_first, bias,
+                                           device, dtype)
 
     def __setstate__(self, state: dict) -> None:
         if "activation" not in state:

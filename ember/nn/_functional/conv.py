@@ -1,0 +1,140 @@
+"""conv1d/2d, conv_transpose1d/2d, and unfold/fold as grouped convolutions with an
+identity weight: each is one call of the native convolution op."""
+from __future__ import annotations
+
+from ... import _C
+
+
+def _tuple(value, n: int, name: str):
+    """int or sequence -> a list of n ints (a sequence of one int repeats it)."""
+    if isinstance(value, (list, tuple)):
+        value = [int(v) for v in value]
+        if len(value) == 1:
+            return value * n
+        if len(value) != n:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values, "
+                               f"but got {name}={value}")
+        return value
+    return [int(value)] * n
+
+
+def _unbatched(input, weight, name: str):
+    """(input as a batch, whether it was one sample): (C, *) inputs get a batch dim."""
+    nd = weight.dim() - 2
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), True
+    if input.dim() != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+                           f"input of size: {list(input.shape)}")
+    return input, False
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, name: str):
+    if weight.dim() != nd + 2:
+        raise RuntimeError(f"{name}: expected a {nd + 2}-D weight, but got weight of size {list(weight.shape)}")
+    x, unbatched = _unbatched(input, weight, name)
+    stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
+    crop = []  # dims whose 'same' padding is one larger on the right: computed with both sides larger, cropped
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = [0] * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+            padding = [(t + 1) // 2 for t in totals]
+            crop = [i for i, t in enumerate(totals) if t % 2]
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = _tuple(padding, nd, "padding")
+    out = _C.convolution(x, weight, bias, stride, padding, dilation, False, [0] * nd, groups)
+    for i in crop:  # the left side got one more than 'same' asks for: its first output goes
+        out = out.narrow(2 + i, 1, out.size(2 + i) - 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution of (N, C_in, L) or (C_in, L) with weight (C_out, C_in / groups, k).
+
+    >>> ember.nn.functional.conv1d(ember.ones(1, 1, 3), ember.ones(1, 1, 2)).tolist()
+    [[[2.0, 2.0]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution of (N, C_in, H, W) or (C_in, H, W); padding may be 'same' or 'valid'."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    if weight.dim() != nd + 2:
+        raise RuntimeError(f"{name}: expected a {nd + 2}-D weight, but got weight of size {list(weight.shape)}")
+    if isinstance(padding, str):
+        raise RuntimeError(f"{name}: padding must be an int or a tuple of ints, not '{padding}'")
+    x, unbatched = _unbatched(input, weight, name)
+    out = _C.convolution(x, weight, bias, _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding"),
+                         _tuple(dilation, nd, "dilation"), True, _tuple(output_padding, nd, "output_padding"), groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose of conv1d: weight (C_in, C_out / groups, k)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                           "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose of conv2d: weight (C_in, C_out / groups, kh, kw)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                           "conv_transpose2d")
+
+
+def _eye_weight(channels: int, kh: int, kw: int, like):
+    """The (C * kh * kw, 1, kh, kw) weight whose grouped convolution copies each tap:
+    unfold as a convolution."""
+    from ... import eye
+
+    k = kh * kw
+    return eye(k, dtype=like.dtype).view(k, 1, kh, kw).repeat(channels, 1, 1, 1)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding windows of (N, C, H, W) as columns: (N, C * kh * kw, L)."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    x = input.unsqueeze(0) if input.dim() == 3 else input
+    kh, kw = _tuple(kernel_size, 2, "kernel_size")
+    c = x.size(1)
+    cols = _C.convolution(x, _eye_weight(c, kh, kw, x), None, _tuple(stride, 2, "stride"),
+                          _tuple(padding, 2, "padding"), _tuple(dilation, 2, "dilation"), False, [0, 0], c)
+    cols = cols.reshape(x.size(0), c * kh * kw, -1)
+    return cols.squeeze(0) if input.dim() == 3 else cols
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of unfold: (N, C * kh * kw, L) columns summed into (N, C, H, W)."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    x = input.unsqueeze(0) if input.dim() == 2 else input
+    kh, kw = _tuple(kernel_size, 2, "kernel_size")
+    (h, w), (sh, sw) = _tuple(output_size, 2, "output_size"), _tuple(stride, 2, "stride")
+    (ph, pw), (dh, dw) = _tuple(padding, 2, "padding"), _tuple(dilation, 2, "dilation")
+    if x.size(1) % (kh * kw):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={x.size(1)} and kernel_size=({kh}, {kw})")
+    c = x.size(1) // (kh * kw)
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if oh * ow != x.size(2):
+        raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), "
+                           f"padding=({ph}, {pw}), stride=({sh}, {sw}), expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {oh} * {ow} = {oh * ow}, but got "
+                           f"input.size(2)={x.size(2)}.")
+    extra = [h - ((oh - 1) * sh - 2 * ph + dh * (kh - 1) + 1), w - ((ow - 1) * sw - 2 * pw + dw * (kw - 1) + 1)]
+    out = _C.convolution(x.reshape(x.size(0), c * kh * kw, oh, ow), _eye_weight(c, kh, kw, x), None, [sh, sw],
+                         [ph, pw], [dh, dw], True, extra, c)
+    return out.squeeze(0) if input.dim() == 2 else out

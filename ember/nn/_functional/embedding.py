@@ -1,0 +1,65 @@
+"""The lookups of class indices: embedding (the native op; max_norm's in-place
+renormalization is Python) and one_hot."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ... import _C
+from ...autograd.grad_mode import no_grad
+
+
+def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False):
+    """The rows of weight at the indices of input; the padding_idx row gets no gradient;
+    with max_norm, the rows looked up are first renormalized in place (as torch does).
+
+    >>> ember.nn.functional.embedding(ember.tensor([1]), ember.eye(2)).tolist()
+    [[0.0, 1.0]]
+    """
+    num = weight.size(0)
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < num, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
+            padding_idx = num + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return _C.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _embedding_renorm_(weight, indices, max_norm: float, norm_type: float) -> None:
+    """Rows of weight at indices whose norm exceeds max_norm scaled to max_norm (no grad)."""
+    with no_grad():
+        rows = _C._unique(indices.reshape(-1), True, False, False, None)[0]
+        picked = weight.index_select(0, rows)
+        norms = _C.linalg_vector_norm(picked, float(norm_type), [1], True)
+        scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), _C.ones_like(norms))
+        weight.index_copy_(0, rows, picked * scale)
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """(*) int64 class indices -> (*, num_classes) int64 with a 1 at each index
+    (num_classes=-1: the largest index + 1).
+
+    >>> ember.nn.functional.one_hot(ember.tensor([0, 2])).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    if not isinstance(num_classes, int) or isinstance(num_classes, bool):
+        raise TypeError(f"one_hot(): argument 'num_classes' (position 2) must be int, not {type(num_classes).__name__}")
+    if tensor.dtype != _C.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes == -1:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return _C.empty((*tensor.shape, num_classes), dtype=_C.int64)
+    if tensor.min().item() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = tensor.max().item() + 1
+    elif tensor.max().item() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = _C.zeros((*tensor.shape, num_classes), dtype=_C.int64)
+    return out.scatter_(-1, tensor.unsqueeze(-1), 1)
