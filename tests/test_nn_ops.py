@@ -1,4 +1,4 @@
-"""The native nn ops (declarations/ops/nn.yaml) through ember.nn.functional,
+"""The native nn ops (declarations/ops/nn_*.yaml) through ember.nn.functional,
 against torch.nn.functional: forward values in float32, gradients (and double
 backward where declared) in float64, shapes including batch size 1 and empty batches,
 non-contiguous inputs, dtypes, and torch's error types."""

@@ -1,4 +1,4 @@
-// The activations of nn (declarations/ops/nn.yaml): their functors for the unary family
+// The activations of nn (declarations/ops/nn_activation.yaml): their functors for the unary family
 // (the activation) and the binary family (its backward: f(grad, x)). Included by
 // unary_impl.h and binary_impl.h. The ops take floating dtypes only (hardtanh also
 // integers), but every entry is instantiated for every dtype, so the others return x.

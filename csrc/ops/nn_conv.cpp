@@ -156,7 +156,7 @@ void check_conv_grad(const Tensor& grad_output, IntList input, IntList weight, I
               sizes_str(out), ", but got ", sizes_str(grad_output.sizes()));
 }
 
-// The three products of kernels/nn.h, on (a, b) = (x, w), (y, w) or (x, y) of the call's
+// The three products of kernels/nn_conv.h, on (a, b) = (x, w), (y, w) or (x, y) of the call's
 // plain-convolution geometry, writing out.
 enum class ConvPass { Forward, Input, Weight };
 

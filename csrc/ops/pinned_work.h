@@ -1,4 +1,4 @@
-// Running long work without the GIL (ops/linalg.cpp, ops/nn.cpp).
+// Running long work without the GIL (ops/linalg.cpp, ops/nn_*.cpp).
 #pragma once
 #include <initializer_list>
 #include <optional>

@@ -17,7 +17,7 @@ ember/nn/_functional/, by what it is:
     _utils.py       what several topics use
 
 The heavy numerics (softmax, the losses, convolution, pooling, normalization, embedding and
-most activations) are native ops with native derivatives (declarations/ops/nn.yaml; the
+most activations) are native ops with native derivatives (declarations/ops/nn_<topic>.yaml; the
 C++ op layer is split by the same topics, csrc/ops/nn_<topic>.cpp): their functions here
 check and convert the arguments as torch's do, then call the op. The rest are
 compositions of ember's ops, differentiated by autograd; a topic module's docstring says
