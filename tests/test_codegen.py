@@ -195,6 +195,64 @@ def test_emitted_snippets(tmp_path):
     assert set(kernels) == {f"kernels_{d.name}.cpp" for d in model.dtypes}
 
 
+def test_entry_lists_and_float_family_instances(tmp_path):
+    model = tiny_model(tmp_path, """
+- func: total(Tensor self) -> Tensor
+  kernel: reduce.sum, reduce.amax
+  doc: x
+- func: nanfold(Tensor self) -> Tensor
+  kernel: reduce.nansum
+  doc: x
+- func: running(Tensor self, int dim) -> Tensor
+  kernel: rowwise.cumsum
+  doc: x
+- func: expo(Tensor self) -> Tensor
+  kernel: unary.exp
+  doc: x
+- func: pooled(Tensor self) -> Tensor
+  kernel: nn_pool
+  doc: x
+- func: solved(Tensor A) -> Tensor
+  kernel: matmul, linalg
+  doc: x
+""")
+    ops = emit_elementwise.emit(model)
+    header = ops["kernel_ops.h"]
+    # the reduce and rowwise entries the declarations name, sorted, in their family's namespace
+    assert ("namespace ember::kernels::reduce {\nenum class ReduceOp : uint8_t { amax, nansum, sum };\n"
+            "#define EMBER_REDUCE_ENTRIES(X) X(amax) X(nansum) X(sum)") in header
+    assert "enum class RowOp : uint8_t { cumsum };" in header
+    # an elementwise entry comes with its functor's name, and only elementwise ops get a body
+    assert "#define EMBER_UNARY_ENTRIES(X) X(exp, exp_fn)" in header
+    assert "Tensor expo(" in ops["ops_elementwise.cpp"] and "Tensor total(" not in ops["ops_elementwise.cpp"]
+    kernels = emit_kernels.emit(model)
+    # nn and linalg families: float and double, in their own files, not in the per-dtype ones
+    for fam in ("nn_pool", "linalg"):
+        assert kernels[f"kernel_instances_{fam}.h"].splitlines()[1:] == [
+            f"template struct ember::kernels::{fam}::Kernels<float>;",
+            f"template struct ember::kernels::{fam}::Kernels<double>;"]
+        assert fam not in kernels["kernels_float32.cpp"]
+    assert "template struct matmul::Kernels<float>;" in kernels["kernels_float32.cpp"]
+
+
+def test_entries_only_for_families_that_list_them(tmp_path):
+    with pytest.raises(DeclarationError, match=r"only the families \['unary'.*'reduce', 'rowwise'\] have entries"):
+        tiny_model(tmp_path, "- func: f(Tensor self) -> Tensor\n  kernel: copy.fast\n  doc: x\n")
+
+
+def test_topic_files_share_generated_files(tmp_path):
+    folder = tmp_path / "declarations" / "ops"
+    folder.mkdir(parents=True)
+    (folder / "nn_a.yaml").write_text("- func: fa(Tensor self) -> Tensor\n  doc: x\n")
+    (folder / "nn_b.yaml").write_text("- func: fb(Tensor self) -> Tensor\n  doc: x\n")
+    real = load(ROOT)
+    model = passes.run(real.__class__(dtypes=real.dtypes, ops=load_ops(folder, tmp_path)))
+    assert {op.family for op in model.ops} == {"nn_a", "nn_b"}
+    py = emit_python.emit(model)
+    assert "python_nn.cpp" in py and "python_nn_a.cpp" not in py
+    assert '{"fa",' in py["python_nn.cpp"] and '{"fb",' in py["python_nn.cpp"]
+
+
 def test_generate_is_deterministic_and_writes_only_changes(tmp_path):
     from tools.codegen import generate
 

@@ -9,7 +9,8 @@
 #include "kernels/nn_conv.h"
 
 namespace ember::kernels::nn_conv {
-namespace {
+// Named, not anonymous: Kernels<T>'s lambdas capture these types.
+namespace detail {
 
 // One image (C, H, W) and the column matrix of its windows.
 struct ConvGeometry {
@@ -148,7 +149,9 @@ int64_t grain_for(int64_t work_per_item) {
   return std::max<int64_t>(1, kWorkPerItem / std::max<int64_t>(1, work_per_item));
 }
 
-}  // namespace
+}  // namespace detail
+
+using namespace detail;
 
 template <class T>
 void Kernels<T>::conv_forward(const Conv& c, const T* x, const T* w, const T* b, T* y) {

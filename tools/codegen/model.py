@@ -140,6 +140,13 @@ class Op:
         return f"{s.name}_{s.overload}"
 
     @property
+    def unit(self) -> str:
+        """The generated files its wrappers go to (api_<unit>.cpp, python_<unit>.cpp): its
+        family, or for a topic file such as nn_conv.yaml the part before the topic (nn), so
+        that declaring by topic adds no translation units (each costs seconds of headers)."""
+        return self.family.split("_", 1)[0]
+
+    @property
     def kernels(self) -> tuple[str, ...]:
         """`kernel:` may name several (a manual op that picks one: "binary.div, binary.div_trunc")."""
         return tuple(k.strip() for k in self.kernel.split(",")) if self.kernel else ()
@@ -249,7 +256,7 @@ class PyBinding:
 
     name: str
     kind: str                 # "function" or "method"
-    family: str
+    family: str               # the generated file it goes to (Op.unit)
     overloads: tuple[Overload, ...]
     operator: bool = False
 

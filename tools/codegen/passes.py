@@ -47,7 +47,7 @@ def group_bindings(model: Model) -> Model:
     for op in model.ops:
         for kind, name, overload in _names(op):
             groups.setdefault((kind, name), []).append(overload)
-            family_of.setdefault((kind, name), op.family)
+            family_of.setdefault((kind, name), op.unit)
     bindings = []
     for (kind, name), overloads in sorted(groups.items()):
         ordered = sorted(overloads, key=lambda o: _overload_rank(o, kind))
