@@ -43,7 +43,7 @@ class StorageImpl : public RefCounted {
   void reset_version() { version_.store(0, std::memory_order_relaxed); }
 
   // The Python object wrapping this storage, if one exists (not owned): see
-  // Note [One Python object per native object] in csrc/python/tensor.h.
+  // Note [One Python object per native object] in csrc/python/objects.h.
   void* pyobj = nullptr;
 
  private:

@@ -50,7 +50,7 @@ class TensorImpl : public RefCounted {
   bool wrapped_number = false;
 
   // The Python object wrapping this tensor, if any (not owned); see
-  // Note [One Python object per native object] in csrc/python/tensor.h.
+  // Note [One Python object per native object] in csrc/python/objects.h.
   void* pyobj = nullptr;
 
   // Autograd's record (csrc/autograd/meta.h): null for tensors that take no part in

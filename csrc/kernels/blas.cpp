@@ -89,7 +89,7 @@ const Library& library() {
     lib = g_library.load(std::memory_order_acquire);
     if (!lib) {
       lib = load(path);
-      lib->set_num_threads(1);  // See Note [ember threads BLAS] in ops/linalg.cpp
+      lib->set_num_threads(1);  // See Note [ember threads BLAS] in kernels/linalg.cpp
       g_library.store(lib, std::memory_order_release);
     }
   }

@@ -53,7 +53,7 @@ struct Library {
 
 // The library, loaded once (thread-safe); RuntimeError naming what is missing when it
 // cannot be loaded (a later call tries again). OpenBLAS is set to one thread: ember
-// splits the work itself (see Note [ember threads BLAS] in ops/linalg.cpp).
+// splits the work itself (see Note [ember threads BLAS] in kernels/linalg.cpp).
 const Library& library();
 
 template <class T>
