@@ -10,7 +10,7 @@ namespace {
 using namespace nn_common;
 namespace nk = kernels::nn_pool;
 
-// A pooling or convolution list argument: one value for every spatial dim, from one
+// A pooling list argument: one value for every spatial dim, from one
 // value or one per dim; `fallback` when absent (None or empty).
 Dims spatial_list(std::optional<IntList> v, int64_t n, IntList fallback, const char* op, const char* name) {
   if (!v || v->empty()) return Dims(fallback);
