@@ -370,7 +370,9 @@ def import_ember_from_a_checkout(tmp_path, extension=None):
     if extension is not None:
         (tmp_path / "ember" / ("_C" + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(extension)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, "-c", "import ember"], capture_output=True, text=True, timeout=60,
+    # -S: no site-packages, where an editable install's finder would hand this copy the
+    # checkout's built ember._C (CI installs ember with pip install -e)
+    return subprocess.run([sys.executable, "-S", "-c", "import ember"], capture_output=True, text=True, timeout=60,
                           cwd=tmp_path, env=env)
 
 
