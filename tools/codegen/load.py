@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from .model import (DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError, Derivative, DType,
-                    Loc, Model, Op)
+from .model import (DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError,
+                    Derivative, DType, Loc, Model, Op)
 from .schema import SchemaError, parse_schema
 
 OP_KEYS = {"func", "variants", "kernel", "doc", "aliases", "numbers", "operators", "promote", "dtypes", "manual",
