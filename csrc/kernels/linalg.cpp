@@ -10,11 +10,6 @@ namespace {
 
 blas_int ld(int64_t rows) { return blas_int(std::max<int64_t>(1, rows)); }
 
-int64_t saturating_work(int64_t a, int64_t b, int64_t c) {
-  const double w = double(a) * double(b) * double(c);
-  return w > 1e18 ? int64_t(1e18) : int64_t(w);
-}
-
 template <class T>
 const blas::Lapack<T>& lapack() {
   return blas::routines<T>().lapack;
@@ -31,6 +26,11 @@ BlasMat blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 }
 
 bool fits_blas_int(int64_t v) { return v <= int64_t(std::numeric_limits<blas_int>::max()); }
+
+int64_t saturating_work(int64_t a, int64_t b, int64_t c) {
+  const double w = double(a) * double(b) * double(c);
+  return w > 1e18 ? int64_t(1e18) : int64_t(w);
+}
 
 // Note [ember threads BLAS]
 // OpenBLAS runs single-threaded (blas::library() sets it once); ember splits products

@@ -23,6 +23,8 @@ struct BlasMat {
 };
 BlasMat blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 bool fits_blas_int(int64_t v);
+// a * b * c multiply-adds, saturating at 1e18 (a work estimate for threads and GIL release).
+int64_t saturating_work(int64_t a, int64_t b, int64_t c);
 
 template <class T>
 struct Kernels {

@@ -80,6 +80,10 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
+Tensor as_dtype(const Tensor& t, ScalarType dt) {
+  return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt);
+}
+
 Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format) {
   if (format == MemoryFormat::Contiguous) return empty_tensor(self.sizes(), dtype);
   Dims strides = preserved_strides(self);

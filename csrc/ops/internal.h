@@ -35,6 +35,16 @@ std::tuple<Tensor, Tensor> write_outs(std::tuple<Tensor, Tensor> results, const 
 // A fresh tensor shaped like self, laid out per format.
 Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format);
 
+// t converted to dt (t itself when it has dt already).
+Tensor as_dtype(const Tensor& t, ScalarType dt);
+// Calls f(T{}) with T = double for float64, float otherwise: the element types of the
+// float-only kernels (nn_*, linalg), for a compute dtype already checked to be one.
+template <class F>
+void visit_float(ScalarType t, F&& f) {
+  if (t == ScalarType::Float64) f(double());
+  else f(float());
+}
+
 // The C++ name of a dtype's element type, as torch's messages give it ("long int").
 const char* cpp_name(ScalarType t);
 

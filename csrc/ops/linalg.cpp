@@ -25,15 +25,9 @@ namespace {
 
 using kernels::linalg::blas_int;
 using kernels::linalg::fits_blas_int;
+using kernels::linalg::saturating_work;
 
 // ---------------------------------------------------------------- checks and names
-
-// Calls f(T{}) with T = float or double (BLAS and LAPACK's types) for dt.
-template <class F>
-void visit_float(ScalarType dt, F&& f) {
-  if (dt == ScalarType::Float32) f(float{});
-  else f(double{});
-}
 
 
 void check_not_bool(const Tensor& t, const char* kernel) {
@@ -57,11 +51,6 @@ void check_factors(ScalarType dtype, const Scalar& beta, const Scalar& alpha) {
   if (!is_integral(dtype, true)) return;
   EMBER_CHECK(!beta.is_floating(), Runtime, "For integral input tensors, argument beta must not be a floating point number.");
   EMBER_CHECK(!alpha.is_floating(), Runtime, "For integral input tensors, argument alpha must not be a floating point number.");
-}
-
-int64_t saturating_work(int64_t a, int64_t b, int64_t c) {
-  const double w = double(a) * double(b) * double(c);
-  return w > 1e18 ? int64_t(1e18) : int64_t(w);
 }
 
 // ---------------------------------------------------------------- gemm
@@ -172,7 +161,6 @@ ScalarType result_type(const Tensor& a, const Tensor& b) {
   return category(zero.dtype()) > category(dimmed.dtype()) ? zero.dtype() : dimmed.dtype();
 }
 
-Tensor as_dtype(const Tensor& t, ScalarType dt) { return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt); }
 
 
 // ---------------------------------------------------------------- out= and in-place

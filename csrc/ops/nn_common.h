@@ -12,22 +12,11 @@ inline ScalarType compute_dtype(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::BFloat16 ? ScalarType::Float32 : t;
 }
 
-inline Tensor as_dtype(const Tensor& t, ScalarType dt) {
-  return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt);
-}
-
 // t as a contiguous tensor of dtype dt (the same tensor when it already is one).
 inline Tensor dense(const Tensor& t, ScalarType dt) {
   Tensor r = contiguous(as_dtype(t, dt), MemoryFormat::Contiguous);
   check_bounds(r);
   return r;
-}
-
-// Calls f(T{}) with T = float or double for a compute dtype.
-template <class F>
-inline void visit_float(ScalarType t, F&& f) {
-  if (t == ScalarType::Float64) f(double());
-  else f(float());
 }
 
 template <class T>

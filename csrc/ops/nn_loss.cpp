@@ -3,7 +3,6 @@
 // torch's int enum (0 none, 1 mean, 2 sum).
 #include "kernels/nn_loss.h"
 #include "ops/nn_common.h"
-#include "ops/pinned_work.h"
 
 namespace ember::ops {
 namespace {
