@@ -140,7 +140,12 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, _C.TensorBase):
         return data if dtype is None else data.to(dtype)
     if type(data).__module__ == "numpy" and hasattr(data, "__array_interface__") and type(data).__name__ == "ndarray":
-        t = _C._from_array(data, True)
+        try:
+            t = _C._from_array(data, True)
+        except TypeError:
+            if dtype is None:
+                raise
+            return tensor(data, dtype=dtype)  # an array dtype ember lacks (uint16, ...): numpy casts it
         return t if dtype is None else t.to(dtype)
     return tensor(data, dtype=dtype)
 

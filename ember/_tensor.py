@@ -101,6 +101,14 @@ class Tensor(_C.TensorBase):
             return arr.astype(dtype)
         return arr.copy() if copy else arr  # numpy 2 leaves copy=True to __array__
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """numpy ran a ufunc on a tensor (ember.ones(2) + ndarray, numpy.sin(t)): its result
+        comes back as a tensor over the result's memory, as in torch, which also turns a
+        bool result into uint8."""
+        if array.dtype.kind == "b":
+            array = array.astype("uint8")
+        return _C._from_array(array, True)
+
     # ---- pickling and copying: storages are shared, as in torch ----
     def __reduce_ex__(self, protocol):
         return (_rebuild_tensor, (self.untyped_storage(), self.storage_offset(), tuple(self.size()),

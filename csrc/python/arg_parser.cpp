@@ -209,11 +209,33 @@ int parse_args(const Signature* sigs, int nsigs, PyObject* const* args, Py_ssize
 
 // ---- conversions ----
 
+namespace {
+// numpy's ndarray has __index__ and __float__ whatever its shape and dtype. As in torch,
+// an array is never a number, but a 0-d array of integers is an int (a size, an index).
+enum class ArrayKind { NotArray, IntScalar, Other };
+ArrayKind array_kind(PyObject* o) {
+  if (!PySequence_Check(o)) return ArrayKind::NotArray;  // numpy's scalars are no sequences
+  Owned ndim(PyObject_GetAttrString(o, "ndim"));
+  Owned dtype(ndim ? PyObject_GetAttrString(o, "dtype") : nullptr);
+  Owned kind(dtype ? PyObject_GetAttrString(dtype.get(), "kind") : nullptr);
+  if (!kind) {
+    PyErr_Clear();
+    return ArrayKind::NotArray;
+  }
+  const bool zero_dim = PyLong_Check(ndim.get()) && PyLong_AsLong(ndim.get()) == 0;
+  const bool integral = PyUnicode_Check(kind.get()) && (PyUnicode_CompareWithASCIIString(kind.get(), "i") == 0 ||
+                                                       PyUnicode_CompareWithASCIIString(kind.get(), "u") == 0);
+  PyErr_Clear();
+  return zero_dim && integral ? ArrayKind::IntScalar : ArrayKind::Other;
+}
+}  // namespace
+
 bool is_int_like(PyObject* o) {
   if (PyLong_Check(o)) return !PyBool_Check(o);
   if (is_tensor(o)) return unwrap(o).dim() == 0 && is_integral(unwrap(o).dtype(), false);
   if (PyFloat_Check(o)) return false;
-  return Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_index && !PyBool_Check(o);
+  return Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_index && !PyBool_Check(o) &&
+         array_kind(o) != ArrayKind::Other;
 }
 
 int64_t unpack_int(PyObject* o) {
@@ -244,7 +266,8 @@ bool is_scalar_like(PyObject* o) {
   if (PyFloat_Check(o) || PyLong_Check(o) || PyComplex_Check(o)) return true;
   if (is_tensor(o)) return unwrap(o).numel() == 1 && unwrap(o).dim() == 0;
   PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
-  return nb && (nb->nb_float || nb->nb_index) && !PyUnicode_Check(o);
+  return nb && (nb->nb_float || nb->nb_index) && !PyUnicode_Check(o) &&
+         array_kind(o) == ArrayKind::NotArray;
 }
 
 Scalar unpack_scalar(PyObject* o) {

@@ -43,6 +43,25 @@ std::optional<ScalarType> array_dtype(PyObject* o, int64_t* ndim) {
   return dtype_of_typestr(ts);
 }
 
+// An array of a dtype ember lacks (uint16 to uint64, complex, ...) that the caller wants
+// as one ember has: numpy casts it first, as torch converts it. Anything else: obj itself.
+Owned castable_array(PyObject* obj, std::optional<ScalarType> dtype) {
+  Py_INCREF(obj);
+  Owned same(obj);
+  if (!dtype) return same;
+  Owned iface(PyObject_GetAttrString(obj, "__array_interface__"));
+  PyObject* typestr = iface && PyDict_Check(iface.get()) ? PyDict_GetItemString(iface.get(), "typestr") : nullptr;
+  const char* ts = typestr ? PyUnicode_AsUTF8(typestr) : nullptr;
+  PyErr_Clear();
+  // only numbers: numpy would also "cast" objects and strings, which torch refuses
+  const bool number = ts && ts[0] && std::strchr("uifc", ts[1]) && ts[1];
+  if (!number || ts[0] == '>' || dtype_of_typestr(ts) || !PyObject_HasAttrString(obj, "astype")) return same;
+  const char* target = info(*dtype).typestr ? info(*dtype).typestr : "<f4";  // bfloat16: numpy has none
+  Owned cast(PyObject_CallMethod(obj, "astype", "s", target));
+  if (!cast) throw PythonError{};
+  return cast;
+}
+
 bool is_sequence(PyObject* o) {
   if (PyList_Check(o) || PyTuple_Check(o)) return true;
   if (is_tensor(o)) return unwrap(o).dim() > 0;
@@ -236,7 +255,7 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
     return ops::to_dtype(src, dtype.value_or(src.dtype()), false, true, MemoryFormat::Contiguous);
   }
   if (has_array_interface(data)) {
-    Tensor t = tensor_from_array(data, false);
+    Tensor t = tensor_from_array(castable_array(data, dtype).get(), false);
     return dtype && *dtype != t.dtype() ? ops::to_dtype(t, *dtype, false, false, std::nullopt) : t;
   }
   Dims shape = shape_of(data);
@@ -298,8 +317,15 @@ PyObject* legacy_new(PyTypeObject* type, ScalarType dtype, bool dtype_fixed, PyO
       for (Py_ssize_t i = 0; i < n; ++i) sizes.push_back(unpack_int(PyTuple_GET_ITEM(args, i)));
       return wrap_as(type, empty_tensor(sizes, dtype, "new"));
     }
-    EMBER_CHECK(n == 1 && (is_sequence(first) || has_array_interface(first)), Type,
-                "new(): data must be a sequence (got ", Py_TYPE(first)->tp_name, ")");
+    // An array (numpy's ndarray, even 0-d; not a numpy scalar, which is no sequence) is
+    // data; as in torch, the tensor shares its memory when the dtype already matches.
+    const bool array = has_array_interface(first) && PySequence_Check(first);
+    EMBER_CHECK(n == 1 && (is_sequence(first) || array), Type, "new(): data must be a sequence (got ",
+                Py_TYPE(first)->tp_name, ")");
+    if (array) {
+      Tensor t = tensor_from_array(castable_array(first, dtype).get(), true);
+      return wrap_as(type, t.dtype() == dtype ? t : ops::to_dtype(t, dtype, false, false, std::nullopt));
+    }
     return wrap_as(type, tensor_from_data(first, dtype));
   });
 }
