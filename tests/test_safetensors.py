@@ -185,6 +185,7 @@ def test_safe_open_errors(tmp_path):
         es.safe_open(tmp_path, "pt")
     with pytest.raises(TypeError):
         es.load("not bytes")
+    assert es.load_file(str(path).encode())["a"].tolist() == [1.0, 1.0]  # a bytes path
 
 
 # ---- zero copy ----
@@ -244,6 +245,22 @@ def test_shared_memory_is_refused(case):
         st.save(shared_cases(torch)[case])
     with pytest.raises(RuntimeError, match="share memory"):
         es.save(shared_cases(ember)[case])
+
+
+def test_shared_memory_is_found_across_storages():
+    # two storages over overlapping bytes of a third (as _slice and mapped files make them)
+    whole = ember.arange(6.0).untyped_storage()
+    a = ember.empty(0).set_(whole._slice(0, 16), 0, (4,), (1,))
+    b = ember.empty(0).set_(whole._slice(8, 24), 0, (4,), (1,))
+    with pytest.raises(RuntimeError, match="share memory"):
+        es.save({"a": a, "b": b})
+    c = ember.empty(0).set_(whole._slice(16, 24), 0, (2,), (1,))
+    assert es.load(es.save({"a": a, "c": c}))["c"].tolist() == [4.0, 5.0]
+
+
+def test_an_empty_view_shares_nothing():
+    x, tx = ember.arange(6.0), torch.arange(6.0)
+    assert es.save({"a": x, "b": x[2:2]}) == st.save({"a": tx, "b": tx[2:2]})
 
 
 def test_disjoint_views_of_one_storage_are_saved():
@@ -338,6 +355,7 @@ MALFORMED = {
     "missing field": frame({"a": {"dtype": "F32", "shape": [1]}}, b"\0" * 4),
     "entry not an object": frame({"a": [1]}, b"\0" * 4),
     "extra data after a good file": GOOD + b"\0" * 4,
+    "deeply nested": frame(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
 }
 
 

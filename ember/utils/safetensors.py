@@ -91,18 +91,6 @@ class _Entry:
         self.name, self.code, self.shape, self.begin, self.end = name, code, shape, begin, end
 
 
-def _header_length(first8: bytes, total: int) -> int:
-    """N from the first bytes of a file of `total` bytes, checked to lie within it."""
-    if total < 8:
-        _fail("header too small")
-    n = struct.unpack("<Q", first8)[0]
-    if n > _MAX_HEADER:
-        _fail("header too large")
-    if n > total - 8:
-        _fail(f"invalid header length: {n} bytes from offset 8 run past the end of the {total} bytes")
-    return n
-
-
 def _parse_header(raw: bytes, buffer_len: int):
     """(entries by name, metadata or None) from the header's bytes; every rule checked."""
     try:
@@ -160,7 +148,13 @@ class _Reader:
     @classmethod
     def from_storage(cls, storage):
         total = storage.nbytes()
-        n = _header_length(storage._slice(0, min(8, total))._to_bytes() if total >= 8 else b"", total)
+        if total < 8:
+            _fail("header too small")
+        n = struct.unpack("<Q", storage._slice(0, 8)._to_bytes())[0]
+        if n > _MAX_HEADER:
+            _fail("header too large")
+        if n > total - 8:
+            _fail(f"invalid header length: {n} bytes from offset 8 run past the end of the {total} bytes")
         entries, metadata = _parse_header(storage._slice(8, 8 + n)._to_bytes(), total - 8 - n)
         return cls(storage, 8 + n, entries, metadata)
 
@@ -201,11 +195,6 @@ class _Slice:
 
     def __getitem__(self, index):
         # The tensor is a view of the mapping: indexing it reads only the pages it covers.
-        if isinstance(index, slice) and index.step is not None and index.step <= 0:
-            raise ValueError("step must be greater than zero")
-        if isinstance(index, tuple) and any(isinstance(i, slice) and i.step is not None and i.step <= 0
-                                            for i in index):
-            raise ValueError("step must be greater than zero")
         return self._reader.tensor(self._name)[index]
 
 
@@ -228,10 +217,9 @@ class safe_open:
         if framework not in ("pt", "torch"):
             raise SafetensorError(f"framework {framework} is invalid: ember reads tensors for 'pt' only")
         _check_device(device)
+        filename = os.fsdecode(os.fspath(filename))
         with open(filename, "rb") as f:  # the usual OSError for a missing file or a folder
             total = os.fstat(f.fileno()).st_size
-            if total < 8:
-                _fail("header too small")
         # The header is read from the mapping itself, so what was checked is what is mapped.
         self._reader = _Reader.from_storage(UntypedStorage.from_file(filename, False, total))
 
@@ -334,29 +322,21 @@ def _check_tensors(tensors):
 
 def _byte_range(t):
     start = t.data_ptr()
-    if t.numel() == 0:
-        return start, start
     return start, start + t.dtype.itemsize * (1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride())))
 
 
 def _shared_groups(tensors):
-    """Names grouped by overlapping bytes within one storage (sets of one for the others)."""
-    by_storage = {}
-    for name, t in tensors.items():
-        s = t.untyped_storage()
-        if s.nbytes() and s.data_ptr():
-            by_storage.setdefault((s.data_ptr(), s.nbytes()), []).append(name)
+    """Names grouped by overlapping bytes (sets of one for the others). Addresses, not
+    storages, are compared: storages that are slices of one another (from _slice,
+    from_file) share memory too. Empty tensors share nothing."""
+    groups = [{name} for name, t in tensors.items() if t.numel() == 0]
+    reached = 0
+    for start, stop, name in sorted(_byte_range(t) + (name,) for name, t in tensors.items() if t.numel()):
+        if start < reached:
+            groups[-1].add(name)
         else:
-            by_storage[("empty", name)] = [name]
-    groups = []
-    for names in by_storage.values():
-        reached = None
-        for start, stop, name in sorted(_byte_range(tensors[n]) + (n,) for n in names):
-            if reached is not None and start < reached:
-                groups[-1].add(name)
-            else:
-                groups.append({name})
-            reached = stop if reached is None else max(reached, stop)
+            groups.append({name})
+        reached = max(reached, stop)
     return groups
 
 
@@ -381,7 +361,7 @@ def _layout(tensors, metadata):
 
 def _chunks(t):
     """The bytes of a contiguous tensor, in pieces (no side effect on its storage)."""
-    flat = t.reshape(-1).view(_C.uint8)
+    flat = t.detach().reshape(-1).view(_C.uint8)
     for i in range(0, flat.numel(), _CHUNK):
         yield flat[i:i + _CHUNK].clone().untyped_storage()._to_bytes()
 
