@@ -350,6 +350,9 @@ MALFORMED = {
     "float dim": frame(b'{"a":{"dtype":"F32","shape":[1.0],"data_offsets":[0,4]}}', b"\0" * 4),
     "bool dim": frame(b'{"a":{"dtype":"F32","shape":[true],"data_offsets":[0,4]}}', b"\0" * 4),
     "huge shape": frame(f32(shape=(2**32, 2**32)), b"\0" * 4),
+    "huge empty shape": frame(f32(shape=(0, 2**62, 2**62), offsets=(0, 0))),
+    "dim past u64": frame(f32(shape=(0, 2**70), offsets=(0, 0))),
+    "many huge dims": frame(f32(shape=(2**40,) * 200_000), b"\0" * 4),
     "offset past u64": frame(f32(offsets=(2**64, 2**64 + 4)), b"\0" * 4),
     "three offsets": frame(f32(offsets=(0, 4, 4)), b"\0" * 4),
     "missing field": frame({"a": {"dtype": "F32", "shape": [1]}}, b"\0" * 4),
@@ -440,7 +443,8 @@ def test_random_mutations_agree_with_the_package():
     for _ in range(400):
         data = bytearray(GOOD)
         for _ in range(rng.randint(1, 3)):
-            data[rng.randrange(len(data))] = rng.choice((0, 0x20, 0x22, 0x30, 0x31, 0x39, 0x5B, 0x7D, rng.randrange(256)))
+            byte = rng.choice((0, 0x20, 0x22, 0x30, 0x31, 0x39, 0x5B, 0x7D, rng.randrange(256)))  # NUL, space, "019[}
+            data[rng.randrange(len(data))] = byte
         data = bytes(data)
         try:
             theirs = st.load(data)

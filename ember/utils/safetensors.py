@@ -26,6 +26,7 @@ in the mapping, so loading reads only the header until the data is touched.
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 
@@ -70,10 +71,12 @@ def _check_device(device):
 # ---- reading ----
 
 def _no_duplicates(pairs):
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        _fail(f"invalid JSON in header: duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
-    return dict(pairs)
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            _fail(f"invalid JSON in header: duplicate key {k!r}")
+        out[k] = v
+    return out
 
 
 def _no_constant(name):
@@ -120,15 +123,20 @@ def _parse_header(raw: bytes, buffer_len: int):
             _fail(f"the shape of tensor `{name}` is not a list of non-negative integers")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)):
             _fail(f"the data_offsets of tensor `{name}` are not two non-negative integers")
+        # Sizes are int64 in ember: the dims but zeros must multiply to less than 2**63 (so
+        # that an empty tensor's strides fit too), which also bounds the work on huge shapes.
+        count = 1
+        for d in shape:
+            count *= max(d, 1)
+            if count >= 2**63:
+                _fail(f"the shape of tensor `{name}` is too large")
         entries[name] = _Entry(name, code, tuple(shape), offsets[0], offsets[1])
     # The tensors must tile the buffer: sorted by offset, each begins where the last ended.
     reached = 0
     for e in sorted(entries.values(), key=lambda e: (e.begin, e.end)):
         if e.begin != reached or e.end < e.begin:
             _fail(f"invalid offset for tensor `{e.name}`")
-        bits = _CODES[e.code][1]
-        for d in e.shape:
-            bits *= d
+        bits = _CODES[e.code][1] * math.prod(e.shape)
         if bits != (e.end - e.begin) * 8:
             _fail(f"invalid shape, data type, or offset for tensor `{e.name}`: {e.code} of shape "
                   f"{list(e.shape)} does not take the {e.end - e.begin} bytes of [{e.begin}, {e.end})")
