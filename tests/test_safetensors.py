@@ -115,7 +115,8 @@ def test_metadata_absent_is_none(tmp_path):
         assert f.metadata() == {}
 
 
-def test_docstring_examples():
+def test_docstring_examples(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write files under short names
     result = doctest.testmod(es, globs={**vars(es), "ember": ember})
     assert result.failed == 0 and result.attempted > 0
 

@@ -212,11 +212,10 @@ class safe_open:
     framework: "pt" (or "torch"): tensors come back as ember tensors; device: "cpu".
     The file is mapped once; each tensor views its bytes copy-on-write.
 
-    >>> import ember, tempfile, os
+    >>> import ember
     >>> from ember.utils.safetensors import save_file, safe_open
-    >>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
-    >>> save_file({"w": ember.arange(6.0).reshape(2, 3)}, path, metadata={"step": "7"})
-    >>> with safe_open(path, framework="pt") as f:
+    >>> save_file({"w": ember.arange(6.0).reshape(2, 3)}, "m.safetensors", metadata={"step": "7"})
+    >>> with safe_open("m.safetensors", framework="pt") as f:
     ...     f.keys(), f.metadata(), f.get_slice("w")[:, 1:].tolist()
     (['w'], {'step': '7'}, [[1.0, 2.0], [4.0, 5.0]])
     """
@@ -269,11 +268,10 @@ class safe_open:
 def load_file(filename, device="cpu"):
     """{name: tensor} from a safetensors file, each tensor a copy-on-write view of the mapped file.
 
-    >>> import ember, tempfile, os
+    >>> import ember
     >>> from ember.utils.safetensors import save_file, load_file
-    >>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
-    >>> save_file({"b": ember.zeros(2, dtype=ember.bfloat16)}, path)
-    >>> load_file(path)["b"].dtype
+    >>> save_file({"b": ember.zeros(2, dtype=ember.bfloat16)}, "b.safetensors")
+    >>> load_file("b.safetensors")["b"].dtype
     ember.bfloat16
     """
     with safe_open(filename, framework="pt", device=device) as f:
@@ -391,9 +389,9 @@ def save(tensors, metadata=None):
 def save_file(tensors, filename, metadata=None):
     """Writes tensors ({name: contiguous tensor}) and metadata ({str: str}) to a safetensors file.
 
-    >>> import ember, tempfile, os
+    >>> import ember
     >>> from ember.utils.safetensors import save_file
-    >>> save_file({"x": ember.ones(3)}, os.path.join(tempfile.mkdtemp(), "x.safetensors"))
+    >>> save_file({"x": ember.ones(3)}, "x.safetensors")
     """
     _check_tensors(tensors)
     head, names = _layout(tensors, metadata)
@@ -432,7 +430,16 @@ def _duplicates(state_dict, preferred=()):
 def save_model(model, filename, metadata=None, force_contiguous=True):
     """Saves model.state_dict() to a safetensors file, keeping one name for tensors that
     share memory (tied weights); each dropped name goes into the metadata as
-    {dropped: kept}."""
+    {dropped: kept}.
+
+    >>> import ember
+    >>> from ember.utils.safetensors import save_model, load_model, load_file
+    >>> model = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Linear(2, 2))
+    >>> model[1].weight = model[0].weight
+    >>> save_model(model, "tied.safetensors")
+    >>> sorted(load_file("tied.safetensors"))
+    ['0.bias', '0.weight', '1.bias']
+    """
     state_dict = model.state_dict()
     for keep, dropped in _duplicates(state_dict).items():
         for name in dropped:
@@ -447,7 +454,14 @@ def save_model(model, filename, metadata=None, force_contiguous=True):
 def load_model(model, filename, strict=True, device="cpu"):
     """Loads a safetensors file saved by save_model into model; the names of tied weights
     dropped on saving count as loaded. Returns (missing, unexpected) names; with strict, a
-    RuntimeError when either is not empty."""
+    RuntimeError when either is not empty.
+
+    >>> import ember
+    >>> from ember.utils.safetensors import save_model, load_model
+    >>> save_model(ember.nn.Linear(2, 2), "linear.safetensors")
+    >>> load_model(ember.nn.Linear(2, 2), "linear.safetensors")
+    (set(), [])
+    """
     state_dict = load_file(filename, device=device)
     dropped = _duplicates(model.state_dict(), preferred=state_dict.keys())
     missing, unexpected = model.load_state_dict(state_dict, strict=False)
