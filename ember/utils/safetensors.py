@@ -16,7 +16,10 @@ Reading checks everything before it touches tensor memory (the header's length, 
 each entry's fields, shape x element size against its offsets, offsets that tile the
 buffer exactly, as the package requires) and raises SafetensorError (a ValueError) for a
 file that breaks a rule. A file is mapped once, copy-on-write: each tensor views its bytes
-in the mapping, so loading reads only the header until the data is touched.
+in the mapping, so loading reads only the header until the data is touched. (As with any
+mapping, a file another process truncates meanwhile faults when its lost pages are
+read: the package's loader shares this.) Tensor bytes are written and read in the host's
+order, which the format requires to be little-endian, as every platform ember builds on is.
 
     >>> import ember
     >>> from ember.utils.safetensors import save, load
