@@ -38,7 +38,6 @@ TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD / EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD make the def
 where the caller did not pass weights_only."""
 from __future__ import annotations
 
-import _compat_pickle
 import collections
 import contextlib
 import io
@@ -242,11 +241,7 @@ def _globals_in_pickle(data):
                 if isinstance(arg, str):
                     strings.append(arg)
                 continue
-            if (module, name) in _compat_pickle.NAME_MAPPING:  # protocol 2 writes Python 2's names
-                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-            elif module in _compat_pickle.IMPORT_MAPPING:
-                module = _compat_pickle.IMPORT_MAPPING[module]
-            found.add(f"{module}.{name}")
+            found.add("%s.%s" % _names.python3_name(module, name))
     except ValueError as err:
         raise pickle.UnpicklingError(f"ember: the checkpoint's pickle is damaged: {err}") from None
     return found

@@ -141,9 +141,8 @@ def storage_dtype(storage_type):
 
 
 def wrap(untyped, storage_type, dtype):
-    """What a persistent id unpickles to: the untyped storage, or a typed storage over it."""
-    if storage_type is UntypedStorage:
-        return untyped
+    """What a persistent id unpickles to: a typed storage over the bytes (of uint8 for an
+    UntypedStorage, as torch.load returns it)."""
     return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
 
 

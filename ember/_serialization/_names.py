@@ -7,6 +7,7 @@ weights_only unpickler admits by default: ember admits the same set (those it ha
 equivalent for, such as complex or quantized dtypes, fail with a RuntimeError when met)."""
 from __future__ import annotations
 
+import _compat_pickle
 import codecs
 import collections
 import importlib
@@ -261,13 +262,6 @@ def ember_global(module, name):
     if module == "ember._constants" and isinstance(getattr(_constants, name, None),
                                                    (_constants.memory_format, _constants.layout)):
         return getattr(_constants, name)
-    if module == "ember" or module.startswith("ember."):  # ember's own tensor classes (nn.Parameter, ...)
-        try:
-            found = getattr(importlib.import_module(module), name, None)
-        except ImportError:
-            found = None
-        if isinstance(found, type) and issubclass(found, _C.TensorBase):
-            return found
     return None
 
 
@@ -313,9 +307,17 @@ def unsafe_global_error(module, name):
         "context manager to allowlist this global if you trust this class/function.")
 
 
+def python3_name(module, name):
+    """A global's Python 3 name (protocol 2 pickles write Python 2's: __builtin__.set)."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
 def resolve(module, name, weights_only, allowed_by_user, fallback):
     """The object a pickle's GLOBAL module.name stands for: torch's names map to ember's
     objects; with weights_only only the allowed names resolve."""
+    module, name = python3_name(module, name)
     full = f"{module}.{name}"
     by_torch_name = tables()[0]
     if weights_only:
@@ -338,7 +340,7 @@ def resolve(module, name, weights_only, allowed_by_user, fallback):
             found = None
         if found is not None:
             return found
-    return fallback(module, name)
+    return ember_global(module, name) or fallback(module, name)
 
 
 def safe_names(allowed_by_user):
