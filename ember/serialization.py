@@ -105,8 +105,8 @@ class _TorchNames:
         from ._tensor import Tensor
 
         if isinstance(obj, _C.TensorBase):
-            parameter = _names._parameter_class()
-            if isinstance(obj, parameter) and type(obj).__reduce_ex__ is parameter.__reduce_ex__:
+            parameter = _names.loaded_parameter_class()
+            if parameter is not None and isinstance(obj, parameter) and type(obj).__reduce_ex__ is parameter.__reduce_ex__:
                 state = _obj_state(obj)
                 args = (obj.data, bool(obj.requires_grad), collections.OrderedDict())
                 if state:

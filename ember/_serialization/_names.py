@@ -12,6 +12,7 @@ import codecs
 import collections
 import importlib
 import pickle
+import sys
 
 from .. import _C, _constants
 from ..storage import STORAGE_CLASSES, TypedStorage, UntypedStorage
@@ -115,9 +116,16 @@ def _set_state(obj, state):
 
 
 def _parameter_class():
+    """nn.Parameter, imported when first needed (ember.nn takes a while to import)."""
     from ..nn.parameter import Parameter
 
     return Parameter
+
+
+def loaded_parameter_class():
+    """nn.Parameter if ember.nn is imported (else no Parameter exists to be saved), or None."""
+    module = sys.modules.get("ember.nn.parameter")
+    return None if module is None else module.Parameter
 
 
 def _check_tensor(data):
@@ -189,7 +197,7 @@ def _build_tables():
         "builtins.set": set, "builtins.complex": complex, "builtins.bytearray": bytearray,
         "_codecs.encode": codecs.encode,
         "torch.Size": _C.Size, "torch.device": _constants.device, "torch.Tensor": Tensor,
-        "torch.nn.parameter.Parameter": _parameter_class(),
+        "torch.nn.parameter.Parameter": None,  # resolved on use: see resolve()
         "torch.serialization._get_layout": get_layout,
         "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
         "torch._utils._rebuild_tensor": rebuild_tensor, "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2,
@@ -210,7 +218,7 @@ def _build_tables():
     # What ember writes under torch's names: the first of each object's names above.
     written = {}
     for full, obj in by_torch_name.items():
-        if full.startswith("torch.") and not full.startswith("torch.cuda."):
+        if obj is not None and full.startswith("torch.") and not full.startswith("torch.cuda."):
             module, _, name = full.rpartition(".")
             written.setdefault(id(obj), (module, name))
     for full in TORCH_ALLOWED - by_torch_name.keys():
@@ -228,6 +236,8 @@ def tables():
 
 def torch_name(obj):
     """The (module, name) torch knows obj by, or None."""
+    if obj is loaded_parameter_class():
+        return "torch.nn.parameter", "Parameter"
     return tables()[1].get(id(obj))
 
 
@@ -324,7 +334,7 @@ def resolve(module, name, weights_only, allowed_by_user, fallback):
         if module in BLOCKED_MODULES:
             raise unsafe_global_error(module, name)
         if full in by_torch_name:
-            return by_torch_name[full]
+            return by_torch_name[full] or _parameter_class()
         if full in allowed_by_user:
             return allowed_by_user[full]
         found = ember_global(module, name)
@@ -332,7 +342,7 @@ def resolve(module, name, weights_only, allowed_by_user, fallback):
             raise unsafe_global_error(module, name)
         return found
     if full in by_torch_name:
-        return by_torch_name[full]
+        return by_torch_name[full] or _parameter_class()
     if module == "torch" or module.startswith("torch."):  # torch's class -> ember's, where ember has it
         try:
             found = getattr(importlib.import_module("ember" + module[5:]), name, None)

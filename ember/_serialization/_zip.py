@@ -3,13 +3,13 @@ storage's data at a multiple of 64 bytes from the start of the file) and reading
 top folder name; storages read into memory or sliced from one mapping of the file)."""
 from __future__ import annotations
 
+import ctypes
 import os
 import struct
 import sys
 import zipfile
 import zlib
 
-from .. import _C
 from ..storage import UntypedStorage
 
 ALIGN = 64
@@ -20,36 +20,30 @@ _PAD_ID = b"FB"  # the extra field torch pads local headers with
 
 # ---- storage bytes to and from files ----
 
-def _array(storage):
-    """A writable numpy view of storage's bytes, or None without numpy (then bytes are copied)."""
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        return None
-    return storage._tensor(_C.uint8).numpy()
+def _bytes_of(storage):
+    """A writable memoryview of storage's bytes (no copy; valid while storage lives)."""
+    n = storage.nbytes()
+    return memoryview((ctypes.c_char * n).from_address(storage.data_ptr())).cast("B") if n else memoryview(b"")
 
 
 def write_storage(out, storage):
-    n = storage.nbytes()
-    array = _array(storage) if n else None
-    for start in range(0, n, CHUNK):
-        stop = min(n, start + CHUNK)
-        out.write(array[start:stop].data if array is not None else storage._slice(start, stop)._to_bytes())
+    view = _bytes_of(storage)
+    for start in range(0, len(view), CHUNK):
+        out.write(view[start:start + CHUNK])
 
 
 def read_storage(f, storage, what):
     """Fills storage from f's next storage.nbytes() bytes."""
-    n = storage.nbytes()
-    array = _array(storage) if n else None
+    view = _bytes_of(storage)
+    n = len(view)
     for start in range(0, n, CHUNK):
         stop = min(n, start + CHUNK)
-        if array is not None and hasattr(f, "readinto"):
-            got = f.readinto(array[start:stop].data)
+        if hasattr(f, "readinto"):
+            got = f.readinto(view[start:stop])
         else:
             data = f.read(stop - start)
             got = len(data)
-            if got == stop - start:
-                storage._slice(start, stop)._copy_from_buffer(data, 0)
+            view[start:start + got] = data
         if got != stop - start:
             raise RuntimeError(f"ember.load: the file ends inside {what} ({start + got} of {n} bytes)")
 
