@@ -1,6 +1,6 @@
 """Loading a checkpoint written by torch.save: ember.load against torch.load, with and
 without mmap, each in a fresh process. Prints wall time of the load call and peak RSS
-(ru_maxrss, taken right after the load) above the process's RSS after importing the
+(VmHWM, restarted after the import and read right after the load) above the process's RSS after importing the
 library, then the time to sum every tensor (which reads mapped pages in) and the RSS after it.
 
     python -m benchmarks.checkpoint_load                   # 16 float32 tensors of 64 MiB (1 GiB)
@@ -26,17 +26,22 @@ torch.save({f"layer{i}.weight": torch.full((mib << 18,), float(i)) for i in rang
 """
 
 _LOAD = """
-import json, resource, sys, time
+import json, sys, time
 import importlib
 lib = importlib.import_module(sys.argv[2])
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
+def peak_rss():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+with open("/proc/self/clear_refs", "w") as f:  # restarts the peak: importing may have passed it
+    f.write("5")
 base = rss()
 start = time.perf_counter()
 state = lib.load(sys.argv[1], mmap=sys.argv[3] == "1", weights_only=True)
 load_s = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the load's peak (the sum below maps pages in)
+peak = peak_rss()  # the load's peak (the sum below maps pages in)
 start = time.perf_counter()
 total = sum(float(t.sum()) for t in state.values())  # touches every byte
 sum_s = time.perf_counter() - start

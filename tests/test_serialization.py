@@ -565,3 +565,19 @@ def test_foreign_files():
             loaded(lib, b"")
     with pytest.raises(RuntimeError, match="PytorchStreamReader failed"):
         loaded(ember, b"PK\x03\x04" + b"\0" * 100)
+
+
+def test_zip64_records_stay_aligned(monkeypatch, tmp_path):
+    """Records past 4 GiB get zip64 fields; shrinking zipfile's limit shows them on small files."""
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 100)
+    obj = [ember.arange(n, dtype=ember.int8) for n in (10, 200, 300)]
+    ember.save(obj, tmp_path / "zip64.pt")
+    monkeypatch.undo()
+    with open(tmp_path / "zip64.pt", "rb") as f:
+        checkpoint = _zip.ZipCheckpoint(f)
+        assert checkpoint.records["data/1"].extra.startswith(b"\x01\x00")  # a zip64 field (id 1)
+        for key in range(3):
+            assert checkpoint.data_offset(f"data/{key}", obj[key].numel()) % 64 == 0
+    for mmap in (False, True):
+        for lib in (torch, ember):
+            assert [t.tolist() for t in lib.load(tmp_path / "zip64.pt", mmap=mmap)] == [t.tolist() for t in obj]

@@ -177,6 +177,14 @@ def get_layout(name):
     return _constants.strided
 
 
+def _bytearray(*args):
+    """bytearray as pickles rebuild it (from bytes or text), not bytearray(n): a hostile file
+    could ask for any n bytes."""
+    if args and not isinstance(args[0], (bytes, str)):
+        raise pickle.UnpicklingError("ember.load: a bytearray record holds no bytes")
+    return bytearray(*args)
+
+
 def _unsupported(full_name):
     def refuse(*args, **kwargs):
         raise RuntimeError(f"ember.load: the file holds a {full_name} object, which ember does not support")
@@ -194,7 +202,7 @@ def _build_tables():
 
     by_torch_name = {
         "collections.OrderedDict": collections.OrderedDict, "collections.Counter": collections.Counter,
-        "builtins.set": set, "builtins.complex": complex, "builtins.bytearray": bytearray,
+        "builtins.set": set, "builtins.complex": complex, "builtins.bytearray": _bytearray,
         "_codecs.encode": codecs.encode,
         "torch.Size": _C.Size, "torch.device": _constants.device, "torch.Tensor": Tensor,
         "torch.nn.parameter.Parameter": None,  # resolved on use: see resolve()

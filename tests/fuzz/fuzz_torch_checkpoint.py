@@ -12,8 +12,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
 from _common import Values, attempt  # noqa: E402
 
-import ember  # noqa: E402
-from ember._serialization import _zip  # noqa: E402
+import atheris  # noqa: E402
+
+with atheris.instrument_imports(include=["ember"]):  # loaded lazily, after _common instrumented ember
+    import ember  # noqa: E402
+    import ember.serialization  # noqa: E402,F401
+    from ember._serialization import _zip  # noqa: E402
 
 
 def seeds():
