@@ -106,7 +106,7 @@ class _TorchNames:
 
         if isinstance(obj, _C.TensorBase):
             parameter = _names.loaded_parameter_class()
-            if parameter is not None and isinstance(obj, parameter) and type(obj).__reduce_ex__ is parameter.__reduce_ex__:
+            if isinstance(obj, parameter or ()) and type(obj).__reduce_ex__ is parameter.__reduce_ex__:
                 state = _obj_state(obj)
                 args = (obj.data, bool(obj.requires_grad), collections.OrderedDict())
                 if state:

@@ -19,8 +19,6 @@ import ember.serialization
 from ember._serialization import _names, _zip
 from helpers import DTYPE_NAMES, assert_same, make_sample, torch
 
-Pair = collections.namedtuple("Pair", "a b")
-
 
 def saved(lib, obj, **kwargs):
     buffer = io.BytesIO()
@@ -387,7 +385,8 @@ def test_the_allowlist_is_torchs():
 def test_weights_only_refuses_other_globals():
     calls.clear()
     for build, name in ((lambda lib: Payload(), "test_serialization.record_call"),
-                        (lambda lib: Plain(), "test_serialization.Plain"), (lambda lib: {"f": os.system}, "posix.system"),
+                        (lambda lib: Plain(), "test_serialization.Plain"),
+                        (lambda lib: {"f": os.system}, "posix.system"),
                         (lambda lib: [lib.ones(1), Plain], "test_serialization.Plain"),
                         (lambda lib: frozenset({1}), "frozenset"), (lambda lib: slice(1), "slice")):
         for lib in (torch, ember):
@@ -581,3 +580,24 @@ def test_zip64_records_stay_aligned(monkeypatch, tmp_path):
     for mmap in (False, True):
         for lib in (torch, ember):
             assert [t.tolist() for t in lib.load(tmp_path / "zip64.pt", mmap=mmap)] == [t.tolist() for t in obj]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_what_ember_lacks_fails_by_name(fmt):
+    for t, name in ((torch.ones(2, dtype=torch.complex64), "torch.ComplexFloatStorage"),
+                    (torch.ones(2, dtype=torch.uint16), "torch.uint16")):
+        if fmt == "legacy" and name == "torch.uint16":
+            continue  # torch writes no legacy file of it
+        with pytest.raises(RuntimeError, match=f"holds {name}, which ember does not support"):
+            loaded(ember, saved(torch, t, **FORMATS[fmt]))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_whole_torch_modules_load_as_embers_with_weights_only_false(fmt):
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())
+    raw = saved(torch, model, **FORMATS[fmt])
+    with pytest.raises(pickle.UnpicklingError, match="torch.nn.modules.container.Sequential"):
+        loaded(ember, raw)
+    got = loaded(ember, raw, weights_only=False)
+    assert isinstance(got, ember.nn.Sequential) and isinstance(got[0], ember.nn.Linear)
+    assert_same(got[0].weight.detach(), model[0].weight.detach())

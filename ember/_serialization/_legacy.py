@@ -83,6 +83,8 @@ def read_legacy(handle, unpickler, restore):
     total = [0]
 
     def persistent_load(pid):
+        if isinstance(pid, tuple) and len(pid) == 4 and pid[0] == "module":
+            return pid[1]  # a whole nn.Module's class (only weights_only=False lets one be named)
         if not isinstance(pid, tuple) or not pid or pid[0] != "storage":
             raise pickle.UnpicklingError(f"ember.load: unknown persistent id {pid!r:.80}")
         if len(pid) != 6:
@@ -100,7 +102,8 @@ def read_legacy(handle, unpickler, restore):
         if view is None:
             result = root
         else:
-            if not (isinstance(view, tuple) and len(view) == 3 and all(isinstance(v, int) and v >= 0 for v in view[1:])):
+            if not (isinstance(view, tuple) and len(view) == 3
+                    and all(isinstance(v, int) and v >= 0 for v in view[1:])):
                 raise pickle.UnpicklingError("ember.load: invalid storage view")
             view_key, offset, size = view
             if view_key not in views:
@@ -131,7 +134,10 @@ def _no_persistent_ids(pid):
 def storage_dtype(storage_type):
     """The dtype a persistent id's storage class stands for (UntypedStorage: bytes)."""
     from .. import _C
+    from ._names import Unsupported
 
+    if isinstance(storage_type, Unsupported):
+        storage_type()
     if storage_type is UntypedStorage:
         return _C.uint8
     dtype = getattr(storage_type, "_fixed_dtype", None) if isinstance(storage_type, type) else None

@@ -67,6 +67,8 @@ def make_tensor(storage, storage_offset, size, stride, dtype=None, requires_grad
     (or hostile) file could get wrong."""
     if isinstance(storage, TypedStorage):
         storage, dtype = storage.untyped(), dtype or storage.dtype
+    if isinstance(dtype, Unsupported):
+        dtype()
     if not isinstance(storage, UntypedStorage) or not isinstance(dtype, _C.dtype):
         raise pickle.UnpicklingError("ember.load: a tensor record names no storage or no dtype")
     _check_view(storage, storage_offset, size, stride, dtype)
@@ -185,10 +187,18 @@ def _bytearray(*args):
     return bytearray(*args)
 
 
-def _unsupported(full_name):
-    def refuse(*args, **kwargs):
-        raise RuntimeError(f"ember.load: the file holds a {full_name} object, which ember does not support")
-    return refuse
+class Unsupported:
+    """What a name torch admits but ember has no object for (torch.complex64,
+    torch.QInt8Storage, ...) loads as: using it raises."""
+
+    def __init__(self, full_name):
+        self.full_name = full_name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"ember.load: the file holds {self.full_name}, which ember does not support")
+
+    def __repr__(self):
+        return f"<{self.full_name}, not supported by ember>"
 
 
 # ---- the tables ----
@@ -230,7 +240,7 @@ def _build_tables():
             module, _, name = full.rpartition(".")
             written.setdefault(id(obj), (module, name))
     for full in TORCH_ALLOWED - by_torch_name.keys():
-        by_torch_name[full] = _unsupported(full)
+        by_torch_name[full] = Unsupported(full)
     return by_torch_name, written
 
 
