@@ -601,3 +601,32 @@ def test_whole_torch_modules_load_as_embers_with_weights_only_false(fmt):
     got = loaded(ember, raw, weights_only=False)
     assert isinstance(got, ember.nn.Sequential) and isinstance(got[0], ember.nn.Linear)
     assert_same(got[0].weight.detach(), model[0].weight.detach())
+
+
+class Stream(io.RawIOBase):
+    """A file object that can only be read forward (a pipe, a socket)."""
+
+    def __init__(self, data):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self._data.readinto(buffer)
+
+
+def test_streams_that_cannot_seek():
+    for fmt in FORMATS.values():
+        got = ember.load(Stream(saved(torch, {"w": torch.arange(4.0)[1:]}, **fmt)))
+        assert got["w"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_record_of_another_size_than_its_storage_is_refused_as_in_torch():
+    for lib in (ember, torch):
+        storage = lib.zeros(10, dtype=lib.uint8).untyped_storage()
+        t = lib.empty(0)
+        t.set_(storage, 0, (2,), (1,))  # 8 of the storage's 10 bytes, as float32: the record holds 10
+        for reader in (ember, torch):
+            with pytest.raises(RuntimeError, match=r"record size \(10 bytes\) does not match expected size"):
+                loaded(reader, saved(lib, t))

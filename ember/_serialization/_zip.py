@@ -146,8 +146,8 @@ class ZipCheckpoint:
         if info.compress_type != zipfile.ZIP_STORED:
             raise RuntimeError(f"ember.load: record {name} is compressed; torch writes storages stored")
         if not info.file_size == info.compress_size == nbytes:
-            raise RuntimeError(f"ember.load: record {name} holds {info.file_size} bytes, its storage "
-                               f"needs {nbytes}")
+            raise RuntimeError(f"record size ({info.file_size} bytes) does not match expected size ({nbytes} bytes) "
+                               f"for record {name}")
         self.handle.seek(info.header_offset)
         header = self.handle.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size or not header.startswith(b"PK\x03\x04"):
