@@ -402,6 +402,18 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         def find_class(self, module, name):
             return _names.resolve(module, name, weights_only, allowed, super().find_class)
 
+        def load(self):
+            try:
+                return super().load()
+            except (pickle.UnpicklingError, RuntimeError, EOFError):
+                raise
+            except Exception as err:
+                if not weights_only:  # the file's own code may raise anything
+                    raise
+                # only ember's functions run: any other error means a damaged pickle
+                raise pickle.UnpicklingError(f"Weights only load failed: the file's pickle is damaged "
+                                             f"({type(err).__name__}: {err})") from err
+
     def unpickler(file, persistent_load):
         u = Unpickler(file, **pickle_load_args)
         u.persistent_load = persistent_load

@@ -542,7 +542,7 @@ def test_truncated_files_raise(fmt):
 
 
 @pytest.mark.parametrize("fmt", ["zip", "legacy", "v1"])
-def test_flipped_bytes_end_in_an_exception_or_a_result(fmt):
+def test_flipped_bytes_end_in_torchs_exceptions_or_a_result(fmt):
     raw = damaged_inputs()[fmt]
     failures = 0
     for pos in range(0, len(raw), 3):
@@ -551,7 +551,7 @@ def test_flipped_bytes_end_in_an_exception_or_a_result(fmt):
             damaged[pos] = value
             try:
                 loaded(ember, bytes(damaged))
-            except Exception:  # noqa: BLE001 - any Python exception is the expected outcome
+            except (RuntimeError, pickle.UnpicklingError, EOFError):  # torch's kinds; anything else fails
                 failures += 1
     assert failures > 0
 

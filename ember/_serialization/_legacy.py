@@ -163,7 +163,7 @@ def read_ember_v1(handle, unpickler, restore):
         raise RuntimeError(f"ember.load: the file has format version {version}; this ember reads up to 1")
     if bool(flags & 1) != (sys.byteorder == "big"):
         raise RuntimeError("ember.load: the file was written on a machine of the other byte order")
-    data = handle.read(length)
+    data = handle.read(min(length, _remaining(handle)))  # a damaged length asks for no more than there is
     if len(data) != length:
         raise pickle.UnpicklingError(f"ember.load: the file ends early ({len(data)} of {length} bytes read)")
     budget = _remaining(handle)
