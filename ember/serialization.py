@@ -23,10 +23,13 @@ reads ember's files as torch tensors, Parameters, state dicts. A storage is writ
 however many tensors view it, so views saved together load as views of one storage.
 _use_new_zipfile_serialization=False writes torch's legacy format instead.
 
-ember.load reads torch's zip archives (any top folder name), torch's legacy format and
-ember's own earlier format (see ember/_serialization/_legacy.py), mapping torch's globals
-to ember's objects. mmap=True (zip files given by path) maps the file once and slices
-every storage from the mapping instead of reading it.
+ember.load reads torch's zip archives (any top folder name; storages of a big-endian
+machine's file are byte-swapped), torch's legacy format and ember's own earlier format
+(see ember/_serialization/_legacy.py), mapping torch's globals to ember's objects.
+mmap=True (zip files given by path) maps the file once, privately, and slices every
+storage from the mapping instead of reading it. Sizes a file states are checked against
+the file before anything is allocated; a damaged file ends in RuntimeError (the archive)
+or pickle.UnpicklingError (the pickle), as in torch.
 
 ember.load is safe by default (weights_only=True): it then admits exactly the globals
 torch 2.13's weights_only unpickler admits (tensors, storages, Parameters, dtypes, sizes,
@@ -44,13 +47,14 @@ import io
 import os
 import pickle
 import pickletools
+import sys
 import types
 import warnings
 
 from . import _C, _constants
 from ._serialization import _names
 from ._serialization._legacy import EMBER_MAGIC, read_ember_v1, read_legacy, storage_dtype, wrap, write_legacy
-from ._serialization._zip import ZipCheckpoint, archive_name, is_torch_script, write_zip
+from ._serialization._zip import ZipCheckpoint, archive_name, byteswap, is_torch_script, write_zip
 from .storage import STORAGE_CLASSES, TypedStorage, UntypedStorage
 
 DEFAULT_PROTOCOL = 2
@@ -285,7 +289,8 @@ def _weights_only(weights_only, pickle_module):
     if force:
         return True
     if force_not and not_set:
-        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
+        name = "TORCH" if _env_true("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD") else "EMBER"
+        warnings.warn(f"Environment variable {name}_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
                       "argument was not explicitly passed to `ember.load`, forcing weights_only=False.",
                       UserWarning, stacklevel=3)
         return False
@@ -350,9 +355,10 @@ def _load_zip(handle, path, unpickler, restore, mmap):
     if is_torch_script(checkpoint):
         raise RuntimeError("ember.load: this is a TorchScript archive (torch.jit.save); ember cannot load TorchScript")
     data = checkpoint.read("data.pkl")
-    if checkpoint.has("byteorder") and checkpoint.read("byteorder").decode("ascii", "replace") != "little":
-        raise RuntimeError("ember.load: the file was written on a big-endian machine; ember reads little-endian "
-                           "checkpoints only")
+    byteorder = checkpoint.read("byteorder") if checkpoint.has("byteorder") else sys.byteorder.encode()
+    if byteorder not in (b"little", b"big"):
+        raise ValueError(f"Unknown endianness type: {byteorder.decode('ascii', 'replace')}")
+    swap = byteorder.decode() != sys.byteorder  # written on a machine of the other byte order
     mapped = UntypedStorage.from_file(path, False, checkpoint.size) if mmap and checkpoint.size else None
     loaded = {}
 
@@ -364,7 +370,10 @@ def _load_zip(handle, path, unpickler, restore, mmap):
         if not (isinstance(key, str) and isinstance(location, str) and isinstance(numel, int) and numel >= 0):
             raise pickle.UnpicklingError("ember.load: invalid storage id")
         if key not in loaded:
-            loaded[key] = restore(checkpoint.storage(f"data/{key}", numel * dtype.itemsize, mapped), location)
+            storage = checkpoint.storage(f"data/{key}", numel * dtype.itemsize, mapped)
+            if swap:
+                byteswap(storage, dtype.itemsize)
+            loaded[key] = restore(storage, location)
         return wrap(loaded[key], storage_type, dtype)
 
     return unpickler(io.BytesIO(data), persistent_load).load()

@@ -630,3 +630,40 @@ def test_a_record_of_another_size_than_its_storage_is_refused_as_in_torch():
         for reader in (ember, torch):
             with pytest.raises(RuntimeError, match=r"record size \(10 bytes\) does not match expected size"):
                 loaded(reader, saved(lib, t))
+
+
+def big_endian(raw):
+    """raw (a torch zip file) as a big-endian machine would have written it."""
+    source = zipfile.ZipFile(io.BytesIO(raw))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith("/byteorder"):
+                data = b"big"
+            elif "/data/" in info.filename:
+                data = struct.pack(f">{len(data) // 4}i", *struct.unpack(f"<{len(data) // 4}i", data))
+            z.writestr(info.filename, data)
+    return out.getvalue()
+
+
+def _with_byteorder(raw, value):
+    source = zipfile.ZipFile(io.BytesIO(raw))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for info in source.infolist():
+            z.writestr(info.filename, value if info.filename.endswith("/byteorder") else source.read(info))
+    return out.getvalue()
+
+
+def test_files_of_the_other_byte_order(tmp_path):
+    raw = big_endian(saved(torch, {"i": torch.tensor([1, -2, 3], dtype=torch.int32), "f": torch.tensor([1.5])}))
+    (tmp_path / "big.pt").write_bytes(raw)
+    for lib in (ember, torch):
+        for mmap in (False, True):
+            got = lib.load(tmp_path / "big.pt", mmap=mmap)
+            assert got["i"].tolist() == [1, -2, 3] and got["f"].tolist() == [1.5]
+    assert (tmp_path / "big.pt").read_bytes() == raw  # mapped pages were swapped privately
+    for lib in (ember, torch):
+        with pytest.raises(ValueError, match="Unknown endianness type: middle"):
+            loaded(lib, _with_byteorder(raw, b"middle"))

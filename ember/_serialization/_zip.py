@@ -3,6 +3,7 @@ storage's data at a multiple of 64 bytes from the start of the file) and reading
 top folder name; storages read into memory or sliced from one mapping of the file)."""
 from __future__ import annotations
 
+import array
 import ctypes
 import os
 import struct
@@ -46,6 +47,19 @@ def read_storage(f, storage, what):
             view[start:start + got] = data
         if got != stop - start:
             raise RuntimeError(f"ember.load: the file ends inside {what} ({start + got} of {n} bytes)")
+
+
+def byteswap(storage, itemsize):
+    """Reverses the bytes of each itemsize-byte element in place (a file from a machine of
+    the other byte order; a mapped storage's pages become private copies)."""
+    if itemsize == 1 or not storage.nbytes():
+        return
+    view = _bytes_of(storage)
+    for start in range(0, len(view), CHUNK):
+        elements = array.array({2: "H", 4: "I", 8: "Q"}[itemsize])
+        elements.frombytes(view[start:start + CHUNK])
+        elements.byteswap()
+        view[start:start + len(elements) * itemsize] = memoryview(elements).cast("B")
 
 
 # ---- writing ----
