@@ -1,28 +1,44 @@
-"""ember.save / ember.load: tensors, state dicts and other Python objects to files.
+"""ember.save / ember.load: tensors, state dicts and other Python objects to files, in
+torch's own formats.
 
-The file format (version 1), all integers little-endian:
+ember.save writes what torch.save writes: a zip archive (stored, not compressed) whose
+records sit in one top folder (the file's name without extension, or "archive"):
 
-    offset 0   magic      8 bytes  b"\\x89EMBER\\r\\n"
-    offset 8   version    u32      1
-    offset 12  flags      u32      bit 0: tensor data is big-endian (0 on x86 and ARM)
-    offset 16  length     u64      length of the pickle that follows
-    offset 24  pickle     the object, pickled, with every storage replaced by a
-                          persistent id ("storage", key, nbytes); keys count 0, 1, ...
-                          in the order the storages were first met
-    then       data       each storage's bytes in key order, each starting at an offset
-                          (from the start of the record) that is a multiple of 64;
-                          zero bytes pad the gaps
+    data.pkl                the object, pickled with protocol 2; each storage is a
+                            persistent id ("storage", torch.<Type>Storage, key, "cpu", numel)
+    .format_version         "1"
+    .storage_alignment      "64"
+    byteorder               "little" (sys.byteorder)
+    data/<key>              each storage's bytes once, keys "0", "1", ... in the order the
+                            storages were first met; the bytes start at a multiple of 64
+                            from the start of the file (local headers padded with an extra
+                            field), so they can be mapped in place
+    version                 "3\\n"
+    .data/serialization_id  40 digits
 
-A storage is written once however many tensors view it, so views saved together load
-as views of one storage again. Tensors are pickled as (storage, offset, size, stride,
-dtype, requires_grad). The format is ember's own: it does not read files written by
-torch.save, nor torch those written here.
+The pickle names torch's globals, not ember's (torch._utils._rebuild_tensor_v2,
+torch._utils._rebuild_parameter, torch._tensor._rebuild_from_type_v2, torch.FloatStorage,
+torch.storage.UntypedStorage, torch.float32, torch.Size, torch.device, ...), so torch.load
+reads ember's files as torch tensors, Parameters, state dicts. A storage is written once
+however many tensors view it, so views saved together load as views of one storage.
+_use_new_zipfile_serialization=False writes torch's legacy format instead.
 
-ember.load is safe by default (weights_only=True): the unpickler then restores only
-tensors, storages, dtypes, sizes, devices, containers (dict, list, tuple, set,
-OrderedDict, ...) and plain values (ember's own tensor subclasses included), and raises
-pickle.UnpicklingError for any other global the file names. add_safe_globals allows more; weights_only=False restores any
-pickle (only for files you trust: unpickling can run arbitrary code)."""
+ember.load reads torch's zip archives (any top folder name; storages of a big-endian
+machine's file are byte-swapped), torch's legacy format and ember's own earlier format
+(see ember/_serialization/_legacy.py), mapping torch's globals to ember's objects.
+mmap=True (zip files given by path) maps the file once, privately, and slices every
+storage from the mapping instead of reading it. Sizes a file states are checked against
+the file before anything is allocated; a damaged file ends in RuntimeError (the archive)
+or pickle.UnpicklingError (the pickle), as in torch.
+
+ember.load is safe by default (weights_only=True): it then admits exactly the globals
+torch 2.13's weights_only unpickler admits (tensors, storages, Parameters, dtypes, sizes,
+devices, OrderedDict, ...; not numpy arrays), and raises pickle.UnpicklingError naming any
+other global. add_safe_globals / safe_globals allow more; weights_only=False restores any
+pickle (only for files you trust: unpickling can run arbitrary code).
+TORCH_FORCE_WEIGHTS_ONLY_LOAD / EMBER_FORCE_WEIGHTS_ONLY_LOAD force weights_only=True;
+TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD / EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD make the default False
+where the caller did not pass weights_only."""
 from __future__ import annotations
 
 import collections
@@ -30,107 +46,118 @@ import contextlib
 import io
 import os
 import pickle
-import struct
+import pickletools
 import sys
+import types
+import warnings
 
-from . import _C
-from . import _constants
-from .storage import TypedStorage, UntypedStorage, _rebuild_typed
+from . import _C, _constants
+from ._serialization import _names
+from ._serialization._legacy import EMBER_MAGIC, read_ember_v1, read_legacy, storage_dtype, wrap, write_legacy
+from ._serialization._zip import ZipCheckpoint, archive_name, byteswap, is_torch_script, write_zip
+from .storage import STORAGE_CLASSES, TypedStorage, UntypedStorage
 
-MAGIC = b"\x89EMBER\r\n"
-VERSION = 1
-DEFAULT_PROTOCOL = 4
-_HEADER = struct.Struct("<8sIIQ")
-_ALIGN = 64
-_CHUNK = 64 << 20  # copy storages in pieces of at most this many bytes
-
-
-def _rebuild_tensor(storage, storage_offset, size, stride, dtype, requires_grad=False, cls=None, state=None):
-    """A tensor viewing storage; checks what a damaged (or hostile) file could get wrong."""
-    from ._tensor import Tensor
-
-    if not isinstance(storage, UntypedStorage) or not isinstance(dtype, _C.dtype):
-        raise pickle.UnpicklingError("ember.load: a tensor record names no storage or no dtype")
-    if not (isinstance(storage_offset, int) and all(isinstance(v, int) for v in (*size, *stride))
-            and len(size) == len(stride) and storage_offset >= 0 and min((*size, *stride), default=0) >= 0):
-        raise pickle.UnpicklingError("ember.load: a tensor record has an invalid size, stride or offset")
-    if all(n > 0 for n in size):
-        last = storage_offset + sum((n - 1) * s for n, s in zip(size, stride))
-        if (last + 1) * dtype.itemsize > storage.nbytes():
-            raise pickle.UnpicklingError("ember.load: a tensor record reaches past the end of its storage")
-    if cls is None:
-        cls = Tensor
-    elif not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise pickle.UnpicklingError(f"ember.load: {cls!r} is not a tensor class")
-    t = _C._legacy_new(dtype)
-    if cls is not Tensor:
-        t.__class__ = cls
-    t.set_(storage, storage_offset, tuple(size), tuple(stride))
-    if requires_grad:
-        t.requires_grad_(True)
-    if state:
-        t.__dict__.update(state)
-    return t
+DEFAULT_PROTOCOL = 2
+MAGIC = EMBER_MAGIC  # ember's earlier format, still read
 
 
 # ---- saving ----
 
-class _Pickler(pickle.Pickler):
-    def __init__(self, file, protocol):
-        super().__init__(file, protocol)
-        self.storages = []  # in key order; held so that their ids stay unique while pickling
+class _StorageOf:
+    """A tensor's storage, seen as the dtype the tensor reads it as (its persistent id names the type)."""
+
+    __slots__ = ("untyped", "dtype")
+
+    def __init__(self, untyped, dtype):
+        self.untyped, self.dtype = untyped, dtype
+
+
+def _obj_state(obj):
+    state = getattr(obj, "__dict__", None)
+    return dict(state) if state else None
+
+
+class _TorchNames:
+    """Pickler methods that write storages as persistent ids and ember's globals under torch's names.
+    Mixed into a pure-Python pickler: only that one lets save_global be overridden."""
+
+    def _init_storages(self, legacy):
+        self.legacy = legacy
+        self.storages = []  # (key, untyped storage, dtype), in key order; held so that ids stay unique
         self._keys = {}
 
+    def _storage_id(self, untyped, dtype, storage_class):
+        entry = self._keys.get(id(untyped))
+        if entry is None:
+            entry = self._keys[id(untyped)] = (str(len(self.storages)), dtype)
+            self.storages.append((entry[0], untyped, dtype))
+        elif entry[1] != dtype:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+        pid = ("storage", storage_class, entry[0], "cpu", untyped.nbytes() // dtype.itemsize)
+        return pid + (None,) if self.legacy else pid
+
     def persistent_id(self, obj):
+        if type(obj) is _StorageOf:
+            return self._storage_id(obj.untyped, obj.dtype, STORAGE_CLASSES[obj.dtype._legacy_name + "Storage"])
         if isinstance(obj, UntypedStorage):
-            key = self._keys.get(id(obj))
-            if key is None:
-                key = self._keys[id(obj)] = len(self.storages)
-                self.storages.append(obj)
-            return ("storage", key, obj.nbytes())
+            return self._storage_id(obj, _C.uint8, UntypedStorage)
+        if isinstance(obj, TypedStorage):
+            return self._storage_id(obj.untyped(), obj.dtype, STORAGE_CLASSES[obj.dtype._legacy_name + "Storage"])
         return None
 
     def reducer_override(self, obj):
-        # Tensors (and subclasses that do not pickle themselves their own way) are saved as
-        # a view of a storage: never through Tensor.__reduce_ex__, whose storage would be
-        # copied into the pickle.
         from ._tensor import Tensor
 
-        if isinstance(obj, _C.TensorBase) and type(obj).__reduce_ex__ is Tensor.__reduce_ex__:
-            args = (obj.untyped_storage(), obj.storage_offset(), tuple(obj.size()), obj.stride(), obj.dtype,
-                    bool(getattr(obj, "requires_grad", False)))
-            if type(obj) is not Tensor:
-                args += (type(obj), dict(vars(obj)))
-            return _rebuild_tensor, args
+        if isinstance(obj, _C.TensorBase):
+            parameter = _names.loaded_parameter_class()
+            if isinstance(obj, parameter or ()) and type(obj).__reduce_ex__ is parameter.__reduce_ex__:
+                state = _obj_state(obj)
+                args = (obj.data, bool(obj.requires_grad), collections.OrderedDict())
+                if state:
+                    return _names.rebuild_parameter_with_state, args + (state,)
+                return _names.rebuild_parameter, args
+            if type(obj).__reduce_ex__ is Tensor.__reduce_ex__:  # not a subclass that pickles its own way
+                args = (_StorageOf(obj.untyped_storage(), obj.dtype), obj.storage_offset(), tuple(obj.size()),
+                        tuple(obj.stride()), bool(obj.requires_grad), collections.OrderedDict())
+                state = _obj_state(obj)
+                if type(obj) is Tensor and not state:
+                    return _names.rebuild_tensor_v2, args
+                return _names.rebuild_from_type_v2, (_names.rebuild_tensor_v2, type(obj), args, state or {})
+        elif isinstance(obj, _constants.device):
+            return _constants.device, (obj.type,) if obj.index is None else (obj.type, obj.index)
+        elif isinstance(obj, _constants.layout):
+            return _names.get_layout, (str(obj).replace("ember.", "torch.", 1),)
         return NotImplemented
 
+    def save_global(self, obj, name=None):
+        found = _names.torch_name(obj)
+        if found is None:
+            return super().save_global(obj, name)
+        module, qualname = found
+        if self.proto >= 4:
+            self.save(module)
+            self.save(qualname)
+            self.write(pickle.STACK_GLOBAL)
+        else:
+            self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
+        self.memoize(obj)
 
-def _storage_bytes(storage, start, stop):
-    return storage._slice(start, stop)._to_bytes()
+
+def _pickler_class(pickle_module):
+    base = getattr(pickle_module, "Pickler", None)
+    if not (isinstance(base, type) and issubclass(base, pickle._Pickler)):
+        base = pickle._Pickler  # the C pickler cannot write torch's names for ember's globals
+    dispatch = dict(base.dispatch)
+    dispatch[types.FunctionType] = _TorchNames.save_global  # the base's table holds its own save_global
+    return type("_Pickler", (_TorchNames, base), {"dispatch": dispatch})
 
 
-def _write_record(obj, f, pickle_module, protocol):
-    buffer = io.BytesIO()
-    if pickle_module is pickle:
-        pickler = _Pickler(buffer, protocol)
-    else:  # a pickle-compatible module: its Pickler, with ember's storage handling
-        pickler = type("_Pickler", (pickle_module.Pickler,), {
-            "__init__": _Pickler.__init__, "persistent_id": _Pickler.persistent_id,
-            "reducer_override": _Pickler.reducer_override})(buffer, protocol)
+def _pickle(obj, out, pickle_module, protocol, legacy=False):
+    """Pickles obj into out; returns [(key, storage, dtype)] for the storages it names."""
+    pickler = _pickler_class(pickle_module)(out, protocol)
+    pickler._init_storages(legacy)
     pickler.dump(obj)
-    data = buffer.getbuffer()
-    flags = 1 if sys.byteorder == "big" else 0
-    f.write(_HEADER.pack(MAGIC, VERSION, flags, len(data)))
-    f.write(data)
-    position = _HEADER.size + len(data)
-    for storage in pickler.storages:
-        pad = -position % _ALIGN
-        f.write(b"\0" * pad)
-        position += pad
-        n = storage.nbytes()
-        for start in range(0, n, _CHUNK):
-            f.write(_storage_bytes(storage, start, min(n, start + _CHUNK)))
-        position += n
+    return pickler.storages
 
 
 @contextlib.contextmanager
@@ -144,9 +171,9 @@ def _opened(f, mode):
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
-    """Saves obj (a tensor, a state dict, any picklable object) to f: a path, a
-    path-like, or a binary file object. Tensors that share a storage are saved with it
-    once and load sharing it again. See this module's docstring for the format.
+    """Saves obj (a tensor, a state dict, any picklable object) to f (a path, a path-like
+    or a binary file object) in torch's format: torch.load reads it. Tensors that share a
+    storage are saved with it once and load sharing it again.
 
     >>> import io
     >>> buffer = io.BytesIO()
@@ -157,37 +184,26 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     """
     if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
         raise AttributeError(f"ember.save: expected a path or a file object with write(), got {type(f).__name__}")
+    if not _use_new_zipfile_serialization:
+        with _opened(f, "wb") as handle:
+            write_legacy(handle, lambda out, legacy: _pickle(obj, out, pickle_module, pickle_protocol, legacy),
+                         pickle_protocol)
+        return
+    data = io.BytesIO()
+    storages = _pickle(obj, data, pickle_module, pickle_protocol)
     with _opened(f, "wb") as handle:
-        _write_record(obj, handle, pickle_module, pickle_protocol)
+        write_zip(handle, archive_name(f), data.getvalue(), [(key, s) for key, s, _ in storages],
+                  byteorder=not _disable_byteorder_record)
 
 
-# ---- loading ----
+# ---- the globals weights_only admits ----
 
-_SAFE_GLOBALS = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("collections", "Counter"): collections.Counter,
-    ("builtins", "set"): set,
-    ("builtins", "frozenset"): frozenset,
-    ("builtins", "complex"): complex,
-    ("builtins", "bytearray"): bytearray,
-    ("builtins", "slice"): slice,
-    ("builtins", "range"): range,
-    ("_codecs", "encode"): None,  # protocol 2 pickles bytes as _codecs.encode(text, "latin1")
-    ("ember.serialization", "_rebuild_tensor"): _rebuild_tensor,
-    ("ember.storage", "_rebuild_typed"): _rebuild_typed,
-    ("ember", "Size"): _C.Size,
-    ("ember._constants", "device"): _constants.device,
-}
 _user_safe_globals = []
-
-
-def _qualified_name(obj):
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', repr(obj)))}"
 
 
 def add_safe_globals(safe_globals):
     """Allows ember.load(weights_only=True) to restore these classes and functions too
-    (each an object, or a (object, "module.name") pair for one saved under another name)."""
+    (each an object, or an (object, "module.name") pair for one saved under another name)."""
     _user_safe_globals.extend(safe_globals)
 
 
@@ -215,129 +231,162 @@ class safe_globals:
         del _user_safe_globals[self._before:]
 
 
-def _safe_global(module, name):
-    key = (module, name)
-    if key in _SAFE_GLOBALS:
-        found = _SAFE_GLOBALS[key]
-        if found is None:
-            import codecs
-
-            found = codecs.encode
-        return found
-    if module == "ember._C" and isinstance(getattr(_C, name, None), _C.dtype):
-        return getattr(_C, name)
-    if module == "ember._constants" and isinstance(getattr(_constants, name, None),
-                                                   (_constants.memory_format, _constants.layout)):
-        return getattr(_constants, name)
-    if module == "ember" or module.startswith("ember."):  # ember's own tensor classes (nn.Parameter, ...)
-        import importlib
-
-        try:
-            found = getattr(importlib.import_module(module), name, None)
-        except ImportError:
-            found = None
-        if isinstance(found, type) and issubclass(found, _C.TensorBase):
-            return found
-    for entry in _user_safe_globals:
-        obj, qualified = entry if isinstance(entry, tuple) else (entry, _qualified_name(entry))
-        if qualified == f"{module}.{name}":
-            return obj
-    raise pickle.UnpicklingError(
-        f"Weights only load failed: the file refers to the global {module}.{name}, which ember.load does not "
-        "restore with weights_only=True (the default: only tensors, containers and plain values). If you trust "
-        f"the file's source, load it with weights_only=False, or allow this global with "
-        f"ember.serialization.add_safe_globals([{name}]).")
+def _globals_in_pickle(data):
+    """The module.name of every global a pickle names (read, not run), as torch lists them."""
+    found = set()
+    strings = []
+    try:
+        for opcode, arg, _ in pickletools.genops(data):
+            if opcode.name in ("GLOBAL", "INST"):
+                module, name = arg.split(" ", 1)
+            elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+                module, name = strings[-2:]
+            else:
+                if isinstance(arg, str):
+                    strings.append(arg)
+                continue
+            found.add("%s.%s" % _names.python3_name(module, name))
+    except ValueError as err:
+        raise pickle.UnpicklingError(f"ember: the checkpoint's pickle is damaged: {err}") from None
+    return found
 
 
-def _check_map_location(map_location):
-    """The map_location function to apply to each loaded storage (ember has the CPU only)."""
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals (as "module.name") in a zip checkpoint that ember.load(weights_only=True)
+    would refuse: not allowed by default nor by add_safe_globals. Reads the pickle without
+    running it."""
+    with _opened(f, "rb") as handle:
+        handle = _seekable(handle)
+        if not _is_zip(handle):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        checkpoint = ZipCheckpoint(handle)
+        if is_torch_script(checkpoint):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save but got a torchscript "
+                             "checkpoint")
+        found = _globals_in_pickle(checkpoint.read("data.pkl"))
+    return list(found - _names.safe_names(_names.user_globals(_user_safe_globals)))
+
+
+# ---- loading ----
+
+_TRUE = ("1", "y", "yes", "true")
+
+
+def _env_true(*names):
+    return any(os.getenv(name, "0").lower() in _TRUE for name in names)
+
+
+def _weights_only(weights_only, pickle_module):
+    """weights_only after the default and the environment variables, as torch decides it."""
+    not_set = weights_only is None
+    if not_set:
+        weights_only = pickle_module is None
+    force = _env_true("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "EMBER_FORCE_WEIGHTS_ONLY_LOAD")
+    force_not = _env_true("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    if force and force_not:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                           "should be set, but both were set.")
+    if force:
+        return True
+    if force_not and not_set:
+        name = "TORCH" if _env_true("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD") else "EMBER"
+        warnings.warn(f"Environment variable {name}_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
+                      "argument was not explicitly passed to `ember.load`, forcing weights_only=False.",
+                      UserWarning, stacklevel=3)
+        return False
+    return weights_only
+
+
+def _check_cpu(target):
+    if not str(target).startswith("cpu"):
+        raise RuntimeError(f"ember.load: ember runs on the CPU only; cannot map storages to '{target}' "
+                           "(use map_location='cpu' or map_location=ember.device('cpu'))")
+
+
+def _restorer(map_location):
+    """restore(storage, location) -> the storage to use, as map_location asks (ember has the CPU only)."""
+    def default(storage, location):
+        if not str(location).startswith("cpu"):
+            raise RuntimeError(f"ember.load: the file holds storages on '{location}', and ember runs on the CPU "
+                               "only: use ember.load with map_location='cpu' to map them to the CPU")
+        return storage
+
     if map_location is None:
-        return None
-    if callable(map_location) and not isinstance(map_location, (str, _constants.device)):
-        return map_location
-    targets = map_location.values() if isinstance(map_location, dict) else [map_location]
-    for target in targets:
-        if str(target) not in ("cpu", "cpu:0"):
-            raise RuntimeError(f"ember.load: ember runs on the CPU only; cannot map storages to '{target}' "
-                               "(use map_location='cpu')")
-    return None
+        return default
+    if isinstance(map_location, (str, bytes, _constants.device)):
+        _check_cpu(map_location.decode() if isinstance(map_location, bytes) else map_location)
+        return lambda storage, location: storage
+    if isinstance(map_location, dict):
+        def mapped(storage, location):
+            target = map_location.get(location, location)
+            _check_cpu(target)
+            return storage
+        return mapped
+    if callable(map_location):
+        def called(storage, location):
+            result = map_location(storage, location)
+            if result is None:
+                return default(storage, location)
+            if isinstance(result, TypedStorage):
+                result = result.untyped()
+            if not isinstance(result, UntypedStorage):
+                raise TypeError(f"ember.load: map_location returned {type(result).__name__}, not a storage")
+            return result
+        return called
+    raise TypeError(f"ember.load: map_location must be a str, a device, a dict or a function, not "
+                    f"{type(map_location).__name__}")
 
 
-def _read_exact(f, n):
-    data = f.read(n)
-    if len(data) != n:
-        raise pickle.UnpicklingError(f"ember.load: the file ends early ({len(data)} of {n} bytes read)")
-    return data
+def _seekable(handle):
+    if not (hasattr(handle, "seekable") and handle.seekable()):
+        return io.BytesIO(handle.read())
+    return handle
 
 
-def _read_into(f, storage, n):
-    for start in range(0, n, _CHUNK):
-        stop = min(n, start + _CHUNK)
-        storage._slice(start, stop)._copy_from_buffer(_read_exact(f, stop - start), 0)
+def _is_zip(handle):
+    start = handle.tell()
+    head = handle.read(4)
+    handle.seek(start)
+    return head == b"PK\x03\x04"
 
 
-def _not_ember_file(head):
-    if head.startswith(b"PK\x03\x04"):
-        return "ember.load: this is a zip archive, as torch.save writes; ember reads only files written by ember.save"
-    return "ember.load: not a file written by ember.save (its first bytes are not ember's magic number)"
-
-
-def _read_record(f, pickle_module, weights_only, pickle_load_args):
-    head = f.read(_HEADER.size)
-    if len(head) < _HEADER.size or not head.startswith(MAGIC):
-        raise pickle.UnpicklingError(_not_ember_file(head))
-    _, version, flags, length = _HEADER.unpack(head)
-    if version > VERSION:
-        raise RuntimeError(f"ember.load: the file has format version {version}; this ember reads up to {VERSION}")
-    if bool(flags & 1) != (sys.byteorder == "big"):
-        raise RuntimeError("ember.load: the file was written on a machine of the other byte order")
-    data = _read_exact(f, length)
-    storages = []
-    base = pickle_module.Unpickler
+def _load_zip(handle, path, unpickler, restore, mmap):
+    checkpoint = ZipCheckpoint(handle)
+    if is_torch_script(checkpoint):
+        raise RuntimeError("ember.load: this is a TorchScript archive (torch.jit.save); ember cannot load TorchScript")
+    data = checkpoint.read("data.pkl")
+    byteorder = checkpoint.read("byteorder") if checkpoint.has("byteorder") else sys.byteorder.encode()
+    if byteorder not in (b"little", b"big"):
+        raise ValueError(f"Unknown endianness type: {byteorder.decode('ascii', 'replace')}")
+    swap = byteorder.decode() != sys.byteorder  # written on a machine of the other byte order
+    mapped = UntypedStorage.from_file(path, False, checkpoint.size) if mmap and checkpoint.size else None
+    loaded = {}
 
     def persistent_load(pid):
-        if not (isinstance(pid, tuple) and len(pid) == 3 and pid[0] == "storage" and isinstance(pid[1], int)
-                and isinstance(pid[2], int) and 0 <= pid[1] <= len(storages) and pid[2] >= 0):
-            raise pickle.UnpicklingError(f"ember.load: unknown persistent id {pid!r}")
-        if pid[1] == len(storages):
-            storages.append(UntypedStorage(pid[2]))
-        elif storages[pid[1]].nbytes() != pid[2]:
-            raise pickle.UnpicklingError(f"ember.load: storage {pid[1]} is given two sizes")
-        return storages[pid[1]]
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+            raise pickle.UnpicklingError(f"ember.load: unknown persistent id {pid!r:.80}")
+        _, storage_type, key, location, numel = pid
+        dtype = storage_dtype(storage_type)
+        if not (isinstance(key, str) and isinstance(location, str) and isinstance(numel, int) and numel >= 0):
+            raise pickle.UnpicklingError("ember.load: invalid storage id")
+        if key not in loaded:
+            storage = checkpoint.storage(f"data/{key}", numel * dtype.itemsize, mapped)
+            if swap:
+                byteswap(storage, dtype.itemsize)
+            loaded[key] = restore(storage, location)
+        return wrap(loaded[key], storage_type, dtype)
 
-    class Unpickler(base):
-        def find_class(self, module, name):
-            if weights_only:
-                return _safe_global(module, name)
-            return super().find_class(module, name)
-
-    unpickler = Unpickler(io.BytesIO(data), **pickle_load_args)
-    unpickler.persistent_load = persistent_load
-    try:
-        obj = unpickler.load()
-    except pickle.UnpicklingError:
-        raise
-    except Exception as err:
-        if not weights_only:
-            raise
-        raise pickle.UnpicklingError(f"Weights only load failed: {type(err).__name__}: {err}") from err
-    position = _HEADER.size + length
-    for storage in storages:  # their bytes follow the pickle, in key order
-        pad = -position % _ALIGN
-        _read_exact(f, pad)
-        _read_into(f, storage, storage.nbytes())
-        position += pad + storage.nbytes()
-    return obj
+    return unpickler(io.BytesIO(data), persistent_load).load()
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-    """Loads an object saved by ember.save from f (a path, a path-like or a binary file
-    object). weights_only=True (the default when None) restores only tensors,
-    containers and plain values and raises pickle.UnpicklingError on anything else;
-    weights_only=False restores any pickled object (trusted files only). map_location
-    may be None, 'cpu', ember.device('cpu'), a dict mapping locations to 'cpu', or a
-    function (storage, location) -> storage. mmap is accepted: the data is read into
-    memory either way.
+    """Loads an object saved by ember.save or torch.save (zip or legacy format) from f (a
+    path, a path-like or a binary file object). weights_only=True (the default) restores
+    only what torch's weights_only loader restores and raises pickle.UnpicklingError on
+    anything else; weights_only=False restores any pickled object (trusted files only).
+    map_location may be None, 'cpu', ember.device('cpu'), a dict mapping locations, or a
+    function (storage, location) -> storage. mmap=True maps a zip file's storages from
+    the file instead of reading them.
 
     >>> import io
     >>> buffer = io.BytesIO()
@@ -346,40 +395,55 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     >>> ember.load(buffer, map_location="cpu")
     [tensor(1), 'text']
     """
-    if weights_only is None:
-        weights_only = True
-    if weights_only and pickle_module is not None:
-        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-    mapper = _check_map_location(map_location)
+    weights_only = _weights_only(weights_only, pickle_module)
+    if weights_only:
+        if pickle_module is not None:
+            raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+        if pickle_load_args.keys() - {"encoding"}:
+            warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+            pickle_load_args = {k: v for k, v in pickle_load_args.items() if k == "encoding"}
+    pickle_module = pickle_module or pickle
+    pickle_load_args.setdefault("encoding", "utf-8")
+    restore = _restorer(map_location)
+    allowed = _names.user_globals(_user_safe_globals) if weights_only else {}
+
+    class Unpickler(pickle_module.Unpickler):
+        def find_class(self, module, name):
+            return _names.resolve(module, name, weights_only, allowed, super().find_class)
+
+        def load(self):
+            try:
+                return super().load()
+            except (pickle.UnpicklingError, RuntimeError, EOFError):
+                raise
+            except Exception as err:
+                if not weights_only:  # the file's own code may raise anything
+                    raise
+                # only ember's functions run: any other error means a damaged pickle
+                raise pickle.UnpicklingError(f"Weights only load failed: the file's pickle is damaged "
+                                             f"({type(err).__name__}: {err})") from err
+
+    def unpickler(file, persistent_load):
+        u = Unpickler(file, **pickle_load_args)
+        u.persistent_load = persistent_load
+        return u
+
     with _opened(f, "rb") as handle:
-        obj = _read_record(handle, pickle_module or pickle, weights_only, pickle_load_args)
-    if mapper is not None:
-        obj = _map_storages(obj, mapper)
-    return obj
-
-
-def _map_storages(obj, mapper):
-    """Calls map_location(storage, 'cpu') once per storage; the storage it returns
-    replaces the original in every tensor viewing it."""
-    from ._tensor import Tensor
-
-    mapped = {}
-
-    def visit(x):
-        if isinstance(x, Tensor):
-            s = x.untyped_storage()
-            if id(s) not in mapped:
-                mapped[id(s)] = (s, mapper(s, "cpu"))
-            new = mapped[id(s)][1]
-            if new is not s and new is not None:
-                x.set_(new.untyped() if isinstance(new, TypedStorage) else new, x.storage_offset(),
-                       tuple(x.size()), x.stride())
-        elif isinstance(x, dict):
-            for v in x.values():
-                visit(v)
-        elif isinstance(x, (list, tuple, set, frozenset)):
-            for v in x:
-                visit(v)
-        return x
-
-    return visit(obj)
+        handle = _seekable(handle)
+        if _is_zip(handle):
+            if mmap:
+                if not isinstance(f, (str, os.PathLike)):
+                    raise ValueError("f must be a file path in order to use the mmap argument")
+                return _load_zip(handle, os.fspath(f), unpickler, restore, True)
+            return _load_zip(handle, None, unpickler, restore, False)
+        if mmap:
+            name = f"{f}, " if isinstance(f, str) else ""
+            raise RuntimeError("mmap can only be used with files saved with "
+                               f"`torch.save({name}_use_new_zipfile_serialization=True), please torch.save your "
+                               "checkpoint with this option in order to use mmap.")
+        start = handle.tell()
+        head = handle.read(len(EMBER_MAGIC))
+        handle.seek(start)
+        if head == EMBER_MAGIC:
+            return read_ember_v1(handle, unpickler, restore)
+        return read_legacy(handle, unpickler, restore)
