@@ -232,6 +232,8 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, i
     graph_inputs = [value_info(n, t, []) for n, t in zip(in_names, inputs)]
     graph_outputs = []
     for k, (t, name) in enumerate(zip(outputs, out_names)):
+        if id(t) in b.poisoned:
+            raise ExportError(b.poisoned[id(t)])
         src = b.env.get(id(t))
         if src is None:
             src = b.initializer(to_numpy(t))

@@ -54,6 +54,9 @@ class Builder:
         self.symbols = symbols        # symbol name -> Symbol
         self.nodes, self.initializers = [], []
         self.env: dict[int, str] = {}
+        # values the mapping of their op does not give (a max pool's indices), with why:
+        # an error only if the graph's outputs need them
+        self.poisoned: dict[int, str] = {}
         self.param_arrays: dict[str, Tensor] = {}  # parameters and buffers: initializers on first use
         self.dtypes: dict[str, object] = {}
         self.counter = 0
@@ -114,6 +117,8 @@ class Builder:
         if t is None:
             return ""
         name = self.env.get(id(t))
+        if id(t) in self.poisoned:
+            raise _Poisoned(self.poisoned[id(t)])
         if name is None:
             const = self.record.constants.get(id(t))
             if const is None:
@@ -228,15 +233,27 @@ class Builder:
             if fn is None:
                 raise ExportError(f"ONNX export: the op '{r.op}' has no ONNX mapping in ember's exporter "
                                   f"(opset {self.opset})")
-            results = fn(self)
+            try:
+                results = fn(self)
+            except _Poisoned as e:
+                for t in r.outputs:
+                    if t is not None:
+                        self.poisoned[id(t)] = e.args[0]
+                continue
             if isinstance(results, str):
                 results = [results]
             for t, name in zip(r.outputs, results):
-                if t is not None and name is not None:
+                if t is not None:
                     self.env[id(t)] = name
-            for t in r.outputs[len(results):]:  # outputs the mapping does not give
+                    self.poisoned.pop(id(t), None)
+            for k, t in enumerate(r.outputs[len(results):], len(results)):  # outputs the mapping does not give
                 if t is not None:
                     self.env.pop(id(t), None)
+                    self.poisoned[id(t)] = f"ONNX export: output {k} of {r.op} is not exported"
+
+
+class _Poisoned(Exception):
+    """An op read a value that the exporter does not produce."""
 
 
 SYMBOLIC: dict = {}
@@ -284,7 +301,8 @@ def _log1p(b):
 def _binary(onnx_op):
     def fn(b):
         dt = b.out().dtype
-        return b.node(onnx_op, [b.input("self", dt), b.input("other", dt)])
+        first, second = b.record.names[:2]
+        return b.node(onnx_op, [b.input(first, dt), b.input(second, dt)])
     return fn
 
 

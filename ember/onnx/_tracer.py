@@ -27,6 +27,12 @@ class Record:
     constants: dict = field(default_factory=dict)  # id(tensor) -> its value when the op read it
 
 
+# Ops whose results are random: a model that draws numbers in forward (dropout in
+# training mode) has no deterministic graph.
+RANDOM = {"bernoulli", "bernoulli_", "normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_",
+          "log_normal_", "multinomial", "rand_like", "randn_like", "randint_like", "native_dropout", "normal",
+          "poisson"}
+
 # Modules recorded whole: ONNX has an operator for each (LSTM, GRU, RNN).
 WHOLE_MODULES = ("LSTM", "GRU", "RNN")
 
@@ -55,6 +61,9 @@ class Trace:
     def __call__(self, op, names, args, outputs, inplace):
         if self.suppress:
             return
+        if op.split(".")[0] in RANDOM:
+            raise ExportError(f"ONNX export: the random op '{op.split('.')[0]}' has no ONNX mapping (dropout in "
+                              "training mode? export the model in eval mode)")
         tensors = [t for t in _tensors(args)]
         if not any(id(t) in self.live for t in tensors):
             if inplace and outputs and outputs[0] is not None:
