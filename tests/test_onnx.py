@@ -251,6 +251,21 @@ def test_small_gpt():
     assert "tok.weight" in names and "head.weight" not in names  # the tied weight once
 
 
+def test_example_char_transformer():
+    """The example's model (torch code run on ember): embeddings, causal
+    scaled_dot_product_attention, LayerNorm, GELU MLP, linear head."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "char_transformer.py"
+    spec = importlib.util.spec_from_file_location("char_transformer_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    ember.manual_seed(0)
+    model = example.make_model_class(ember)(20, 16, dim=16, layers=2, heads=2)
+    export_and_run(model, [ember.randint(0, 20, (2, 16))], batched=[ember.randint(0, 20, (3, 16))])
+
+
 def test_gpt_with_sdpa_and_transformer_causal_mask():
     ember.manual_seed(0)
 
