@@ -20,6 +20,8 @@ np = pytest.importorskip("numpy")
 def _flat(x):
     if isinstance(x, ember.Tensor):
         return [x]
+    if x is None:
+        return []
     return [t for item in x for t in _flat(item)]
 
 
