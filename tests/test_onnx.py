@@ -85,6 +85,14 @@ LAYERS = [
     ("Softmax", lambda: nn.Softmax(dim=-1), lambda b: [rand(b, 5)]),
     ("LogSoftmax", lambda: nn.LogSoftmax(dim=1), lambda b: [rand(b, 5)]),
     ("MultiheadAttention", lambda: _MHA(), lambda b: [rand(b, 5, 8)]),
+    ("MultiheadAttention key_padding_mask", lambda: _MHA(padding_mask=True), lambda b: [rand(b, 5, 8)]),
+    ("Conv2d padding modes", lambda: nn.Sequential(nn.Conv2d(3, 2, 3, padding=1, padding_mode="reflect"),
+                                                   nn.Conv2d(2, 2, 3, padding="same"),
+                                                   nn.Conv2d(2, 2, 3, padding=1, padding_mode="circular")),
+     lambda b: [rand(b, 3, 6, 6)]),
+    ("Upsample and F.pad", lambda: _fn_model(lambda x: F.pad(nn.Upsample(scale_factor=2)(x), (1, 2, 0, 1))),
+     lambda b: [rand(b, 3, 4, 4)]),
+    ("PReLU, Unflatten", lambda: nn.Sequential(nn.PReLU(), nn.Unflatten(1, (2, 3))), lambda b: [rand(b, 6)]),
     ("TransformerEncoderLayer", lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True),
      lambda b: [rand(b, 5, 8)]),
     ("TransformerEncoder (norm_first, gelu)", lambda: nn.TransformerEncoder(
@@ -121,12 +129,14 @@ def _with_stats(bn):
 
 
 class _MHA(nn.Module):
-    def __init__(self):
+    def __init__(self, padding_mask=False):
         super().__init__()
         self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.padding_mask = padding_mask
 
     def forward(self, x):
-        return self.attn(x, x, x)  # (output, averaged weights)
+        mask = x[:, :, 0] > 1 if self.padding_mask else None  # (B, S): True is left out
+        return self.attn(x, x, x, key_padding_mask=mask)  # (output, averaged weights)
 
 
 class _SeqFirst(nn.Module):
@@ -378,7 +388,7 @@ def test_unmappable_op_raises_naming_it():
             return y
         ember.onnx.export(write_view, rand(2, 3), io.BytesIO())
     with pytest.raises(ember.onnx.ExportError, match="changes with the dynamic axis 'batch'"):
-        ember.onnx.export(_fn_model(lambda x: x + ember.zeros(x.size(0), 3)), rand(2, 3), io.BytesIO(),
+        ember.onnx.export(_fn_model(lambda x: x + ember.arange(x.size(0) * 3.0).view(-1, 3)), rand(2, 3), io.BytesIO(),
                           input_names=["x"], dynamic_axes={"x": {0: "batch"}})
     assert not ember._C._trace_active()  # a failed export leaves no trace running
 

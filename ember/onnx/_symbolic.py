@@ -124,24 +124,36 @@ class Builder:
             if const is None:
                 raise ExportError(f"ONNX export: {self.op_name()} reads a value that the exporter could not "
                                   "produce (an output of an op it maps only in part)")
-            self._check_constant(t)
             array = to_numpy(const.to(dtype) if dtype is not None else const)
-            return self.initializer(array)
+            alts = self._constant_shapes(t)
+            if all(shape == tuple(t.shape) for shape in alts.values()):
+                return self.initializer(array)
+            # a constant sized by a dynamic axis: a fill (zeros(x.size(0), ...)) follows the
+            # axis as ConstantOfShape; any other is refused
+            flat = array.reshape(-1)
+            if flat.size == 0 or not (flat == flat[0]).all():
+                sym = next(s for s, shape in alts.items() if shape != tuple(t.shape))
+                raise ExportError(f"ONNX export: {self.op_name()} reads a tensor made inside forward whose shape "
+                                  f"{tuple(t.shape)} changes with the dynamic axis '{sym}'; make it from the input "
+                                  "(e.g. with *_like ops) so that it can follow the axis")
+            shape = self.shape_value(list(t.shape), {s: list(shape) for s, shape in alts.items()})
+            value = self.onnx.numpy_helper.from_array(flat[:1])
+            return self.node("ConstantOfShape", [shape], value=value)
         self.materialize(name)
         if dtype is not None and t.dtype != dtype:
             return self.node("Cast", [name], to=onnx_dtype(dtype))
         return name
 
-    def _check_constant(self, t):
+    def _constant_shapes(self, t) -> dict:
+        """The shape the constant t has in each alternate trace."""
         pos = self._position(t)
+        shapes = {}
         for sym, recs in self.alternates.items():
             other = recs[self.index].args
             for k in pos:
                 other = other[k]
-            if tuple(other.shape) != tuple(t.shape):
-                raise ExportError(f"ONNX export: {self.op_name()} reads a tensor made inside forward whose shape "
-                                  f"{tuple(t.shape)} changes with the dynamic axis '{sym}'; make it from the input "
-                                  "(e.g. with *_like ops) so that it can follow the axis")
+            shapes[sym] = tuple(other.shape)
+        return shapes
 
     def _position(self, t):
         for i, a in enumerate(self.record.args):
@@ -911,3 +923,21 @@ def _dropout(b):
     if b.arg("train"):
         b.fail("dropout in training mode is not mapped: export the model in eval mode")
     return b.node("Identity", [b.input("input")])
+
+
+@symbolic("copy_", "copy")
+def _copy(b):
+    """self.copy_(src): src cast to self's dtype and broadcast to its shape."""
+    src = b.value(b.tensor("src"), b.out().dtype)
+    return b.node("Expand", [src, b.out_shape()])
+
+
+@symbolic("new_zeros", "new_ones", "new_full", "new_empty")
+def _new_filled(b):
+    import onnx
+
+    value = {"new_zeros": 0, "new_ones": 1, "new_empty": 0}.get(b.op_name())
+    if value is None:
+        value = b.arg("fill_value")
+    tensor = onnx.numpy_helper.from_array(to_numpy(_C.tensor(value, dtype=b.out().dtype)).reshape(1))
+    return b.node("ConstantOfShape", [b.out_shape()], value=tensor)
