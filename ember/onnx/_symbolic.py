@@ -245,6 +245,11 @@ class Builder:
             if fn is None:
                 raise ExportError(f"ONNX export: the op '{r.op}' has no ONNX mapping in ember's exporter "
                                   f"(opset {self.opset})")
+            for sym, recs in self.alternates.items():
+                ranks = [o.dim() if o is not None else -1 for o in r.outputs]
+                if [o.dim() if o is not None else -1 for o in recs[self.index].outputs] != ranks:
+                    self.fail(f"its result has another rank when the dynamic axis '{sym}' changes (squeezing an "
+                              "axis of example size 1?); export with an example size above 1")
             try:
                 results = fn(self)
             except _Poisoned as e:
@@ -518,6 +523,8 @@ def _softmax(b):
     dt = b.out().dtype
     x = b.input("self", dt)
     op = "LogSoftmax" if "log" in b.op_name() else "Softmax"
+    if b.tensor("self").dim() == 0:  # ONNX wants an axis: softmax over a 1-element vector
+        return b.node("Reshape", [b.node(op, [b.node("Reshape", [x, b.ints([1])])], axis=0), b.ints([])])
     return b.node(op, [x], axis=int(b.arg("dim")))
 
 
@@ -557,9 +564,9 @@ def _dims(b, name="dim"):
     if name not in b.record.names:
         return None
     d = b.arg(name)
-    if d is None or (isinstance(d, tuple) and not d):
-        return None
     ndim = b.tensor("self").dim()
+    if d is None or (isinstance(d, tuple) and not d) or ndim == 0:  # a 0-dim input takes dim 0 or -1
+        return None
     return [_dim(x, ndim) for x in (d if isinstance(d, (tuple, list)) else (d,))]
 
 
@@ -626,7 +633,11 @@ def _var(b):
 # ---- shapes and views ----
 @symbolic("reshape", "view", "_unsafe_view", "flatten", "unflatten", "view_as", "reshape_as", "flatten.using_ints")
 def _reshape(b):
-    return b.node("Reshape", [b.input("self"), b.out_shape()])
+    if 0 not in b.out().shape:
+        return b.node("Reshape", [b.input("self"), b.out_shape()])
+    if b.opset < 14:  # a 0 in Reshape's shape means "copy that dim" unless allowzero (opset 14)
+        b.fail("a reshape to an empty shape needs opset 14 or later")
+    return b.node("Reshape", [b.input("self"), b.out_shape()], allowzero=1)
 
 
 @symbolic("squeeze", "squeeze.dim", "squeeze.dims")
@@ -654,6 +665,8 @@ def _t(b):
 @symbolic("transpose", "swapaxes", "swapdims")
 def _transpose(b):
     n = b.tensor("self").dim()
+    if n == 0:
+        return b.node("Identity", [b.input("self")])
     names = b.record.names
     d0, d1 = _dim(b.arg(names[1]), n), _dim(b.arg(names[2]), n)
     perm = list(range(n))
