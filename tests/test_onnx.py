@@ -403,12 +403,16 @@ def test_bad_arguments():
         ember.onnx.export(m, rand(2, 3), io.BytesIO(), input_names=["a", "b"])
 
 
-def test_in_place_ops_are_recorded_as_functional():
+def test_in_place_and_out_ops_are_recorded_as_functional():
     def f(x):
         y = x * 2
         y.add_(1).relu_()
         y.mul_(x)
-        return y
+        z = ember.empty(0)
+        ember.mul(y, 3, out=z)  # out=: z now holds the product
+        buf = x.new_zeros(x.shape)  # sized by the batch
+        buf.copy_(z)
+        return buf + ember.zeros(x.size(0), 4)  # a fill sized by the batch
     export_and_run(_fn_model(f), [rand(2, 4)], batched=[rand(3, 4)])
 
 
@@ -460,3 +464,18 @@ def test_import_torch_onnx_through_the_alias():
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def test_other_threads_are_not_traced():
+    import threading
+
+    calls = []
+    ember._C._trace_start(lambda *a: calls.append(a[0]))
+    try:
+        worker = threading.Thread(target=lambda: ember.ones(2).mul(3))
+        worker.start()
+        worker.join()
+        ember.ones(2).add(1)
+    finally:
+        ember._C._trace_stop()
+    assert calls == ["add.Tensor"]

@@ -21,7 +21,7 @@ namespace ember::trace {
 // Scope and, for the outermost traced call only, reports the op's schema name, argument
 // names, arguments and outputs to the sink: an op that calls api:: itself (a composite,
 // a backward formula) reports once, as itself. The flag is process-wide; the depth is
-// per thread.
+// per thread, and only the thread that started the trace reports.
 
 inline std::atomic<bool> g_active{false};
 inline bool active() { return g_active.load(std::memory_order_relaxed); }

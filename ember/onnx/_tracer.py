@@ -85,8 +85,8 @@ class Trace:
         for t in self.keep:
             if t is not target and id(t) in self.live and t.numel() and target.numel() \
                     and t.untyped_storage().data_ptr() == ptr:
-                raise ExportError(f"ONNX export: the in-place op '{op.split('.')[0]}' writes a tensor that shares memory "
-                                  "with another traced value (a view); write it out of place")
+                raise ExportError(f"ONNX export: the in-place op '{op.split('.')[0]}' writes a tensor that shares "
+                                  "memory with another traced value (a view); write it out of place")
 
     def module_record(self, module, inputs, outputs):
         name = "module:" + type(module).__name__
