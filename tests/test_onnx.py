@@ -60,7 +60,7 @@ def rand(*shape):
 LAYERS = [
     ("Linear", lambda: nn.Linear(6, 4), lambda b: [rand(b, 6)]),
     ("Linear (3-D input)", lambda: nn.Linear(6, 4), lambda b: [rand(b, 3, 6)]),
-    ("Bilinear-free MLP", lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2)), lambda b: [rand(b, 6)]),
+    ("MLP", lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2)), lambda b: [rand(b, 6)]),
     ("Conv1d", lambda: nn.Conv1d(3, 4, 3, padding=1), lambda b: [rand(b, 3, 10)]),
     ("Conv2d", lambda: nn.Conv2d(3, 4, 3, stride=2, padding=1, dilation=1), lambda b: [rand(b, 3, 9, 9)]),
     ("Conv2d groups", lambda: nn.Conv2d(4, 4, 3, groups=2, bias=False), lambda b: [rand(b, 4, 7, 7)]),
@@ -151,16 +151,18 @@ class _SeqFirst(nn.Module):
 
 
 @pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+@pytest.mark.parametrize("opset", [None, 13, 18])  # the default (17), and where forms change
 @pytest.mark.parametrize("name, make, inputs", LAYERS, ids=[c[0] for c in LAYERS])
-def test_layer_exports_and_matches_with_dynamic_batch(name, make, inputs):
+def test_layer_exports_and_matches_with_dynamic_batch(name, make, inputs, opset):
     ember.manual_seed(0)
     model = make()
-    export_and_run(model, inputs(2), batched=inputs(5))
+    export_and_run(model, inputs(2), batched=inputs(5), opset=opset)
 
 
+@pytest.mark.parametrize("opset", [None, 13])
 @pytest.mark.parametrize("act", ACTIVATIONS, ids=lambda a: repr(a))
-def test_activation(act):
-    export_and_run(act, [rand(2, 7) * 3], batched=[rand(4, 7) * 3])
+def test_activation(act, opset):
+    export_and_run(act, [rand(2, 7) * 3], batched=[rand(4, 7) * 3], opset=opset)
 
 
 def _fn_model(fn):

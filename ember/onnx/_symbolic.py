@@ -292,7 +292,7 @@ def _dim(d, ndim):
 _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "abs": "Abs", "sin": "Sin", "cos": "Cos",
           "tan": "Tan", "reciprocal": "Reciprocal", "erf": "Erf", "floor": "Floor", "ceil": "Ceil", "sign": "Sign",
           "tanh": "Tanh", "sigmoid": "Sigmoid", "relu": "Relu", "logical_not": "Not", "round": "Round",
-          "selu": "Selu", "softsign": "Softsign", "hardswish": "HardSwish", "asin": "Asin", "acos": "Acos",
+          "selu": "Selu", "softsign": "Softsign", "asin": "Asin", "acos": "Acos",
           "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh"}
 for _name, _onnx_op in _UNARY.items():
     SYMBOLIC[_name] = lambda b, _op=_onnx_op: b.node(_op, [b.input("self", b.out().dtype)])
@@ -506,6 +506,14 @@ def _softplus(b):
 def _hardtanh(b):
     dt = b.out().dtype
     return b.node("Clip", [b.input("self"), b.scalar(b.arg("min_val"), dt), b.scalar(b.arg("max_val"), dt)])
+
+
+@symbolic("hardswish")
+def _hardswish(b):
+    x = b.input("self")
+    if b.opset >= 14:
+        return b.node("HardSwish", [x])
+    return b.node("Mul", [x, b.node("HardSigmoid", [x], alpha=1 / 6, beta=0.5)])
 
 
 @symbolic("hardsigmoid")
