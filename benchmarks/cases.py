@@ -358,6 +358,23 @@ def char_transformer_step(torch):
     return step
 
 
+def onnx_export_char_transformer(torch):
+    """ONNX export (issue 13) of the example's model in eval mode, batch axis dynamic:
+    torch's TorchScript exporter (dynamo=False) against ember's tracer."""
+    import io
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "char_transformer.py"
+    spec = importlib.util.spec_from_file_location("char_transformer_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    torch.manual_seed(0)
+    model = example.make_model_class(torch)(40, 64).eval()
+    idx = torch.randint(0, 40, (2, 64))
+    export = torch.onnx.export
+    return lambda: export(model, (idx,), io.BytesIO(), dynamo=False, input_names=["idx"],
+                                     dynamic_axes={"idx": {0: "batch"}})
+
+
 # --- the table -------------------------------------------------------------------------
 
 CASES: list[Case] = [
@@ -401,4 +418,5 @@ CASES: list[Case] = [
          torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),
     Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=mlp_train_step((16, 32, 1), 8, "mse_loss")),
     Case("char transformer train step (examples/, 16x64 chars)", torch=char_transformer_step),
+    Case("onnx.export of the char transformer (examples/, dynamic batch)", torch=onnx_export_char_transformer),
 ]

@@ -2,6 +2,7 @@
 // their own): x[indices] and x[start:stop:step], which the indexing binding uses.
 #include "autograd/formulas.h"
 #include "autograd/record.h"
+#include "autograd/trace.h"
 #include "ops/internal.h"
 
 namespace ember::api {
@@ -29,7 +30,7 @@ struct SliceBackward0 final : Node {
 
 }  // namespace
 
-Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
+static Tensor untraced_index(const Tensor& self, const std::vector<Tensor>& indices) {
   if (!needs_record(self)) return ops::index(self, indices);
   auto node = make_ref<IndexBackward0>();
   add_edges(node->next_edges, self);
@@ -45,7 +46,7 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
   return result;
 }
 
-Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+static Tensor untraced_slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step) {
   if (!needs_record(self)) return ops::slice(self, dim, start, stop, step);
   auto node = make_ref<SliceBackward0>();
   add_edges(node->next_edges, self);
@@ -61,6 +62,26 @@ Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64
   }
   set_history(result, node.get());
   track_view(result, self);
+  return result;
+}
+
+// Both report as torch's schemas name them (index.Tensor, slice.Tensor).
+Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
+  if (!trace::active()) [[likely]] return untraced_index(self, indices);
+  trace::Scope scope;
+  Tensor result = untraced_index(self, indices);
+  if (scope.outermost()) trace::report("index.Tensor", "self,indices", {trace::arg(self), trace::arg(indices)}, {result}, false);
+  return result;
+}
+
+Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  if (!trace::active()) [[likely]] return untraced_slice(self, dim, start, stop, step);
+  trace::Scope scope;
+  Tensor result = untraced_slice(self, dim, start, stop, step);
+  if (scope.outermost())
+    trace::report("slice.Tensor", "self,dim,start,end,step",
+                  {trace::arg(self), trace::arg(dim), trace::arg(start), trace::arg(stop), trace::arg(step)}, {result},
+                  false);
   return result;
 }
 

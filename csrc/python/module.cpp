@@ -235,13 +235,17 @@ void init_module_functions(PyObject* module) {
 
 }  // namespace ember::python
 
+namespace ember::python {
+void init_trace(PyObject* module);  // csrc/python/trace.cpp
+}
+
 PyMODINIT_FUNC PyInit__C() {
   using namespace ember::python;
   PyObject* module = PyModule_Create(&module_def);
   if (!module) return nullptr;
   try {
     for (auto init : {init_dtypes, init_tensor_type, init_storage_type, init_generator_type, init_module_functions,
-                      init_linalg, init_autograd})
+                      init_linalg, init_autograd, init_trace})
       init(module);
   } catch (...) {
     Py_DECREF(module);

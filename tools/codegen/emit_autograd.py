@@ -33,6 +33,7 @@ FILE = Template("""\
 // declarations/derivatives.yaml: do not edit
 #include "autograd/formulas.h"
 #include "autograd/record.h"
+#include "autograd/trace.h"
 
 namespace ember::api {
 namespace {
@@ -320,9 +321,27 @@ def _function(op: Op, d: Derivative | None, cls: str | None, info: dict) -> str:
     record_sig = sig.replace(f" {op.cpp_name}(", f" record_{op.cpp_name}(", 1)
     record = f"[[gnu::noinline]] static {record_sig} {{\n{_record_body(op, d, cls, info)}\n}}"
     check = ", ".join(a.name for a in tensors)
-    body = (f"{sig} {{\n  if (!needs_record({check})) return {call};\n"
+    body = (f"{sig} {{\n  if (trace::active()) [[unlikely]] return trace_{op.cpp_name}({_call_args(op)});\n"
+            f"  if (!needs_record({check})) return {call};\n"
             f"  return record_{op.cpp_name}({_call_args(op)});\n}}")
-    return record + "\n\n" + body
+    return record + "\n\n" + _trace(op, sig, check, call) + "\n\n" + body
+
+
+def _trace(op: Op, sig: str, check: str, call: str) -> str:
+    """trace_<op>: the op run as usual, then reported to the trace sink when it is the
+    outermost traced call (see Note [The trace hook] in csrc/autograd/trace.h)."""
+    s = op.schema
+    args = cpp_args(op)
+    names = ",".join(a.name for a in args)
+    values = ", ".join(f"trace::arg({a.name})" for a in args)
+    inplace = "true" if s.inplace else ("out.inplace || out.tensor.defined()" if op.has_out_param else "false")
+    trace_sig = sig.replace(f" {op.cpp_name}(", f" trace_{op.cpp_name}(", 1)
+    ret = cpp_return_type(s.returns)
+    return (f"[[gnu::noinline]] static {trace_sig} {{\n  trace::Scope scope;\n"
+            f"  {ret} result = needs_record({check}) ? record_{op.cpp_name}({_call_args(op)}) : {call};\n"
+            f"  if (scope.outermost())\n"
+            f"    trace::report(\"{s.full_name}\", \"{names}\", {{{values}}}, trace::outputs(result), {inplace});\n"
+            f"  return result;\n}}")
 
 
 def emit(model: Model) -> dict[str, str]:
