@@ -1,10 +1,10 @@
-"""ember.utils: data loading (ember.utils.data), hook handles (ember.utils.hooks) and
-TensorBoard logging (ember.utils.tensorboard), imported when first used."""
+"""ember.utils: data loading (ember.utils.data), DLPack exchange (ember.utils.dlpack), hook
+handles (ember.utils.hooks) and TensorBoard logging (ember.utils.tensorboard), imported when first used."""
 from __future__ import annotations
 
 import importlib as _importlib
 
-_SUBMODULES = ("data", "hooks", "tensorboard")
+_SUBMODULES = ("data", "dlpack", "hooks", "tensorboard")
 
 
 def __getattr__(name):
