@@ -77,7 +77,7 @@ def test_ember_to_numpy_shares_memory(name, layout):
 
 
 def test_numpy_refuses_bfloat16():
-    with pytest.raises((BufferError, RuntimeError, TypeError)):
+    with pytest.raises(RuntimeError, match="Unsupported dtype"):  # numpy's own error, as for torch's bfloat16
         np.from_dlpack(ember.ones(2, dtype=ember.bfloat16))
 
 
