@@ -175,9 +175,9 @@ struct Layout {
 };
 
 Layout check_layout(const DLTensor& d) {
-  EMBER_CHECK(d.device.device_type == kDLCPU || d.device.device_type == kDLCUDAHost, Runtime,
-              "from_dlpack(): unsupported device type ", d.device.device_type,
-              " in DLTensor; ember tensors live in CPU memory (kDLCPU)");
+  if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
+    buffer_error("from_dlpack(): the tensor is on DLPack device type " + std::to_string(d.device.device_type) +
+                 "; ember reads only CPU memory (kDLCPU = 1, kDLCUDAHost = 3): copy it to the CPU first");
   EMBER_CHECK(d.ndim >= 0 && d.ndim <= kMaxDims, Runtime, "from_dlpack(): invalid ndim ", d.ndim, " in DLTensor");
   EMBER_CHECK(d.ndim == 0 || d.shape, Runtime, "from_dlpack(): DLTensor has ndim ", d.ndim, " but no shape");
   Layout l;
