@@ -104,7 +104,14 @@ class Tensor(_C.TensorBase):
     # ---- DLPack (ember/utils/dlpack.py, csrc/python/dlpack.cpp) ----
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule lending this tensor's memory: versioned ("dltensor_versioned")
-        when max_version >= (1, 0), else legacy ("dltensor"); copy=True lends a copy."""
+        when max_version >= (1, 0), else legacy ("dltensor"); copy=True lends a copy.
+        Consumers call it for you: ``numpy.from_dlpack(t)``, ``torch.from_dlpack(t)``.
+
+        >>> t = ember.arange(3)
+        >>> numpy.from_dlpack(t)[0] = 7
+        >>> t
+        tensor([7, 1, 2])
+        """
         if self.requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         if stream is not None and type(stream) is not int:
@@ -118,7 +125,11 @@ class Tensor(_C.TensorBase):
         return _C._to_dlpack(self, versioned, bool(copy))
 
     def __dlpack_device__(self):
-        """(DLDeviceType.kDLCPU, 0): where DLPack finds this tensor's memory."""
+        """(DLDeviceType.kDLCPU, 0): where DLPack finds this tensor's memory.
+
+        >>> ember.ones(2).__dlpack_device__()
+        (<DLDeviceType.kDLCPU: 1>, 0)
+        """
         from .utils.dlpack import DLDeviceType
 
         return (DLDeviceType.kDLCPU, 0)

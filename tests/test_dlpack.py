@@ -419,3 +419,26 @@ def test_newer_major_version_refused():
     with pytest.raises(BufferError, match="version 2.0"):
         ember.from_dlpack(cap)
     assert capsule_name(cap) == "dltensor_versioned"
+
+
+def test_ember_to_ember():
+    e = ember.arange(12.0).reshape(3, 4)[:, 1:]
+    t = ember.from_dlpack(e)
+    assert t.data_ptr() == e.data_ptr() and t.stride() == e.stride()
+    t[0, 0] = -1.0
+    assert e[0, 0].item() == -1.0
+    del e
+    gc.collect()
+    assert t.tolist()[2] == [9.0, 10.0, 11.0]
+
+
+def test_capsule_dies_while_an_exception_propagates():
+    before = live()
+
+    def fail():
+        cap = ember.ones(3).__dlpack__()  # noqa: F841 - freed while ValueError unwinds
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        fail()
+    assert live() == before

@@ -101,8 +101,12 @@ template <class Managed>
 void capsule_destructor(PyObject* capsule) {
   const char* name = std::is_same_v<Managed, DLManagedTensor> ? kLegacyName : kVersionedName;
   if (!PyCapsule_IsValid(capsule, name)) return;  // consumed: the consumer calls the deleter
+  // The capsule may die while an exception propagates; the deleter may run Python code.
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
   auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
   if (m->deleter) m->deleter(m);
+  PyErr_Restore(type, value, traceback);
 }
 
 template <class Managed>
