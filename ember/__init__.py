@@ -186,6 +186,7 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
     "_compile": ("compile",),
     "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
     "_torch_alias": ("install_as_torch",),
+    "utils.dlpack": ("from_dlpack",),
     "backends": ("set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
                  "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled"),
 }.items() for name in names}

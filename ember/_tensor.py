@@ -109,6 +109,39 @@ class Tensor(_C.TensorBase):
             array = array.astype("uint8")
         return _C._from_array(array, True)
 
+    # ---- DLPack (ember/utils/dlpack.py, csrc/python/dlpack.cpp) ----
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule lending this tensor's memory: versioned ("dltensor_versioned")
+        when max_version >= (1, 0), else legacy ("dltensor"); copy=True lends a copy.
+        Consumers call it for you: ``numpy.from_dlpack(t)``, ``torch.from_dlpack(t)``.
+
+        >>> t = ember.arange(3)
+        >>> numpy.from_dlpack(t)[0] = 7
+        >>> t
+        tensor([7, 1, 2])
+        """
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is not None and type(stream) is not int:
+            raise TypeError("stream must be ``int`` or ``none``")
+        if stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"__dlpack__(): cannot export to device {tuple(dl_device)}; ember tensors live on "
+                              "the CPU (kDLCPU, 0)")
+        versioned = max_version is not None and max_version[0] >= 1
+        return _C._to_dlpack(self, versioned, bool(copy))
+
+    def __dlpack_device__(self):
+        """(DLDeviceType.kDLCPU, 0): where DLPack finds this tensor's memory.
+
+        >>> ember.ones(2).__dlpack_device__()
+        (<DLDeviceType.kDLCPU: 1>, 0)
+        """
+        from .utils.dlpack import DLDeviceType
+
+        return (DLDeviceType.kDLCPU, 0)
+
     # ---- pickling and copying: storages are shared, as in torch ----
     def __reduce_ex__(self, protocol):
         return (_rebuild_tensor, (self.untyped_storage(), self.storage_offset(), tuple(self.size()),

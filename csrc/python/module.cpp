@@ -245,7 +245,7 @@ PyMODINIT_FUNC PyInit__C() {
   if (!module) return nullptr;
   try {
     for (auto init : {init_dtypes, init_tensor_type, init_storage_type, init_generator_type, init_module_functions,
-                      init_linalg, init_autograd, init_trace})
+                      init_linalg, init_autograd, init_trace, init_dlpack})
       init(module);
   } catch (...) {
     Py_DECREF(module);

@@ -95,6 +95,7 @@ void init_generator_type(PyObject* module);
 void init_dtypes(PyObject* module);
 void init_module_functions(PyObject* module);
 void init_linalg(PyObject* module);
+void init_dlpack(PyObject* module);  // csrc/python/dlpack.cpp
 // The [] operator (csrc/python/indexing.cpp).
 PyObject* tensor_getitem(PyObject* self, PyObject* key);
 int tensor_setitem(PyObject* self, PyObject* key, PyObject* value);

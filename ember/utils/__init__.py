@@ -1,11 +1,11 @@
-"""ember.utils: data loading (ember.utils.data), hook handles (ember.utils.hooks),
-TensorBoard logging (ember.utils.tensorboard) and the safetensors format
-(ember.utils.safetensors), imported when first used."""
+"""ember.utils: data loading (ember.utils.data), DLPack exchange (ember.utils.dlpack), hook
+handles (ember.utils.hooks), TensorBoard logging (ember.utils.tensorboard) and the safetensors
+format (ember.utils.safetensors), imported when first used."""
 from __future__ import annotations
 
 import importlib as _importlib
 
-_SUBMODULES = ("data", "hooks", "safetensors", "tensorboard")
+_SUBMODULES = ("data", "dlpack", "hooks", "safetensors", "tensorboard")
 
 
 def __getattr__(name):
