@@ -667,3 +667,16 @@ def test_files_of_the_other_byte_order(tmp_path):
     for lib in (ember, torch):
         with pytest.raises(ValueError, match="Unknown endianness type: middle"):
             loaded(lib, _with_byteorder(raw, b"middle"))
+
+
+def test_allowing_embers_class_allows_torchs_name_for_it():
+    """A whole module torch saved names torch.nn.modules.linear.Linear; a script run under
+    ember as torch allows it with safe_globals([torch.nn.Linear]), ember's class."""
+    raw = saved(torch, torch.nn.Linear(2, 3))
+    assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(raw)) == ["torch.nn.modules.linear.Linear"]
+    with pytest.raises(pickle.UnpicklingError, match="torch.nn.modules.linear.Linear"):
+        loaded(ember, raw)
+    with ember.serialization.safe_globals([ember.nn.Linear]):
+        assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(raw)) == []
+        got = loaded(ember, raw)
+    assert type(got) is ember.nn.Linear and got.weight.shape == (3, 2)
