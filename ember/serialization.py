@@ -58,7 +58,6 @@ from ._serialization._zip import ZipCheckpoint, archive_name, byteswap, is_torch
 from .storage import STORAGE_CLASSES, TypedStorage, UntypedStorage
 
 DEFAULT_PROTOCOL = 2
-MAGIC = EMBER_MAGIC  # ember's earlier format, still read
 
 
 # ---- saving ----
@@ -374,7 +373,7 @@ def _load_zip(handle, path, unpickler, restore, mmap):
             if swap:
                 byteswap(storage, dtype.itemsize)
             loaded[key] = restore(storage, location)
-        return wrap(loaded[key], storage_type, dtype)
+        return wrap(loaded[key], dtype)
 
     return unpickler(io.BytesIO(data), persistent_load).load()
 
