@@ -302,6 +302,11 @@ def _check_cpu(target):
                            "(use map_location='cpu' or map_location=ember.device('cpu'))")
 
 
+class _FromCaller(Exception):
+    """Carries an error of the caller's map_location function through the unpickler, which
+    would otherwise take it for a damaged file's."""
+
+
 def _restorer(map_location):
     """restore(storage, location) -> the storage to use, as map_location asks (ember has the CPU only)."""
     def default(storage, location):
@@ -323,13 +328,17 @@ def _restorer(map_location):
         return mapped
     if callable(map_location):
         def called(storage, location):
-            result = map_location(storage, location)
+            try:
+                result = map_location(storage, location)
+            except Exception as err:
+                raise _FromCaller(err) from None
             if result is None:
                 return default(storage, location)
             if isinstance(result, TypedStorage):
                 result = result.untyped()
             if not isinstance(result, UntypedStorage):
-                raise TypeError(f"ember.load: map_location returned {type(result).__name__}, not a storage")
+                raise _FromCaller(TypeError(f"ember.load: map_location returned {type(result).__name__}, "
+                                            "not a storage"))
             return result
         return called
     raise TypeError(f"ember.load: map_location must be a str, a device, a dict or a function, not "
@@ -413,6 +422,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         def load(self):
             try:
                 return super().load()
+            except _FromCaller as err:
+                raise err.args[0] from None
             except (pickle.UnpicklingError, RuntimeError, EOFError):
                 raise
             except Exception as err:

@@ -315,6 +315,21 @@ def test_map_location():
             assert loaded(lib, on_gpu, map_location=location)[0].tolist() == [0.0, 1.0, 2.0]
 
 
+def test_map_location_functions_raise_their_own_errors():
+    """An error of the caller's function is not taken for a damaged file's."""
+    def broken(storage, location):
+        raise KeyError("the caller's")
+
+    for fmt in FORMATS.values():
+        for weights_only in (True, False):
+            for lib in (ember, torch):
+                with pytest.raises(KeyError, match="the caller's"):
+                    loaded(lib, saved(lib, [lib.ones(2)], **fmt), map_location=broken, weights_only=weights_only)
+            with pytest.raises(TypeError, match="map_location returned str"):
+                loaded(ember, saved(ember, [ember.ones(2)], **fmt), map_location=lambda storage, location: "x",
+                       weights_only=weights_only)
+
+
 def test_mmap_slices_one_mapping_of_the_file(tmp_path):
     path = tmp_path / "mapped.pt"
     torch.save({"a": torch.arange(1000.0), "b": torch.ones(5, dtype=torch.int16), "a1": None}, path)
