@@ -233,16 +233,24 @@ class safe_globals:
 def _globals_in_pickle(data):
     """The module.name of every global a pickle names (read, not run), as torch lists them."""
     found = set()
-    strings = []
+    strings = []  # the strings pushed so far, those fetched from the memo included
+    memo = {}
+    pushed = None  # the string the last opcode pushed, if it pushed one
     try:
         for opcode, arg, _ in pickletools.genops(data):
             if opcode.name in ("GLOBAL", "INST"):
                 module, name = arg.split(" ", 1)
             elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
                 module, name = strings[-2:]
+            elif opcode.name in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+                memo[len(memo) if opcode.name == "MEMOIZE" else arg] = pushed
+                continue
             else:
-                if isinstance(arg, str):
-                    strings.append(arg)
+                pushed = memo.get(arg) if opcode.name in ("GET", "BINGET", "LONG_BINGET") else arg
+                if not isinstance(pushed, str):
+                    pushed = None
+                else:
+                    strings.append(pushed)
                 continue
             found.add("%s.%s" % _names.python3_name(module, name))
     except ValueError as err:

@@ -695,3 +695,16 @@ def test_allowing_embers_class_allows_torchs_name_for_it():
         assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(raw)) == []
         got = loaded(ember, raw)
     assert type(got) is ember.nn.Linear and got.weight.shape == (3, 2)
+
+
+def test_unsafe_globals_named_by_memoized_strings_are_listed():
+    """A protocol-4 pickle may fetch STACK_GLOBAL's module and name from the memo: the
+    list names what loading would look up (posix.system), not the strings last written."""
+    body = (b"\x80\x04\x8c\x05posix\x94\x8c\x06system\x940\x8c\x05torch0\x8c\x04Size0"  # pushed, popped
+            b"h\x00h\x01\x93.")  # BINGET 0, BINGET 1, STACK_GLOBAL
+    buffer = io.BytesIO()
+    _zip.write_zip(buffer, "archive", body, [])
+    raw = buffer.getvalue()
+    assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(raw)) == ["posix.system"]
+    with pytest.raises(pickle.UnpicklingError, match="posix.system"):
+        loaded(ember, raw)
