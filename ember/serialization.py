@@ -58,7 +58,6 @@ from ._serialization._zip import ZipCheckpoint, archive_name, byteswap, is_torch
 from .storage import STORAGE_CLASSES, TypedStorage, UntypedStorage
 
 DEFAULT_PROTOCOL = 2
-MAGIC = EMBER_MAGIC  # ember's earlier format, still read
 
 
 # ---- saving ----
@@ -234,16 +233,24 @@ class safe_globals:
 def _globals_in_pickle(data):
     """The module.name of every global a pickle names (read, not run), as torch lists them."""
     found = set()
-    strings = []
+    strings = []  # the strings pushed so far, those fetched from the memo included
+    memo = {}
+    pushed = None  # the string the last opcode pushed, if it pushed one
     try:
         for opcode, arg, _ in pickletools.genops(data):
             if opcode.name in ("GLOBAL", "INST"):
                 module, name = arg.split(" ", 1)
             elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
                 module, name = strings[-2:]
+            elif opcode.name in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+                memo[len(memo) if opcode.name == "MEMOIZE" else arg] = pushed
+                continue
             else:
-                if isinstance(arg, str):
-                    strings.append(arg)
+                pushed = memo.get(arg) if opcode.name in ("GET", "BINGET", "LONG_BINGET") else arg
+                if not isinstance(pushed, str):
+                    pushed = None
+                else:
+                    strings.append(pushed)
                 continue
             found.add("%s.%s" % _names.python3_name(module, name))
     except ValueError as err:
@@ -303,6 +310,11 @@ def _check_cpu(target):
                            "(use map_location='cpu' or map_location=ember.device('cpu'))")
 
 
+class _FromCaller(Exception):
+    """Carries an error of the caller's map_location function through the unpickler, which
+    would otherwise take it for a damaged file's."""
+
+
 def _restorer(map_location):
     """restore(storage, location) -> the storage to use, as map_location asks (ember has the CPU only)."""
     def default(storage, location):
@@ -324,13 +336,17 @@ def _restorer(map_location):
         return mapped
     if callable(map_location):
         def called(storage, location):
-            result = map_location(storage, location)
+            try:
+                result = map_location(storage, location)
+            except Exception as err:
+                raise _FromCaller(err) from None
             if result is None:
                 return default(storage, location)
             if isinstance(result, TypedStorage):
                 result = result.untyped()
             if not isinstance(result, UntypedStorage):
-                raise TypeError(f"ember.load: map_location returned {type(result).__name__}, not a storage")
+                raise _FromCaller(TypeError(f"ember.load: map_location returned {type(result).__name__}, "
+                                            "not a storage"))
             return result
         return called
     raise TypeError(f"ember.load: map_location must be a str, a device, a dict or a function, not "
@@ -374,7 +390,7 @@ def _load_zip(handle, path, unpickler, restore, mmap):
             if swap:
                 byteswap(storage, dtype.itemsize)
             loaded[key] = restore(storage, location)
-        return wrap(loaded[key], storage_type, dtype)
+        return wrap(loaded[key], dtype)
 
     return unpickler(io.BytesIO(data), persistent_load).load()
 
@@ -414,6 +430,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         def load(self):
             try:
                 return super().load()
+            except _FromCaller as err:
+                raise err.args[0] from None
             except (pickle.UnpicklingError, RuntimeError, EOFError):
                 raise
             except Exception as err:

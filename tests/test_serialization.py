@@ -315,6 +315,21 @@ def test_map_location():
             assert loaded(lib, on_gpu, map_location=location)[0].tolist() == [0.0, 1.0, 2.0]
 
 
+def test_map_location_functions_raise_their_own_errors():
+    """An error of the caller's function is not taken for a damaged file's."""
+    def broken(storage, location):
+        raise KeyError("the caller's")
+
+    for fmt in FORMATS.values():
+        for weights_only in (True, False):
+            for lib in (ember, torch):
+                with pytest.raises(KeyError, match="the caller's"):
+                    loaded(lib, saved(lib, [lib.ones(2)], **fmt), map_location=broken, weights_only=weights_only)
+            with pytest.raises(TypeError, match="map_location returned str"):
+                loaded(ember, saved(ember, [ember.ones(2)], **fmt), map_location=lambda storage, location: "x",
+                       weights_only=weights_only)
+
+
 def test_mmap_slices_one_mapping_of_the_file(tmp_path):
     path = tmp_path / "mapped.pt"
     torch.save({"a": torch.arange(1000.0), "b": torch.ones(5, dtype=torch.int16), "a1": None}, path)
@@ -667,3 +682,29 @@ def test_files_of_the_other_byte_order(tmp_path):
     for lib in (ember, torch):
         with pytest.raises(ValueError, match="Unknown endianness type: middle"):
             loaded(lib, _with_byteorder(raw, b"middle"))
+
+
+def test_allowing_embers_class_allows_torchs_name_for_it():
+    """A whole module torch saved names torch.nn.modules.linear.Linear; a script run under
+    ember as torch allows it with safe_globals([torch.nn.Linear]), ember's class."""
+    raw = saved(torch, torch.nn.Linear(2, 3))
+    assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(raw)) == ["torch.nn.modules.linear.Linear"]
+    with pytest.raises(pickle.UnpicklingError, match="torch.nn.modules.linear.Linear"):
+        loaded(ember, raw)
+    with ember.serialization.safe_globals([ember.nn.Linear]):
+        assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(raw)) == []
+        got = loaded(ember, raw)
+    assert type(got) is ember.nn.Linear and got.weight.shape == (3, 2)
+
+
+def test_unsafe_globals_named_by_memoized_strings_are_listed():
+    """A protocol-4 pickle may fetch STACK_GLOBAL's module and name from the memo: the
+    list names what loading would look up (posix.system), not the strings last written."""
+    body = (b"\x80\x04\x8c\x05posix\x94\x8c\x06system\x940\x8c\x05torch0\x8c\x04Size0"  # pushed, popped
+            b"h\x00h\x01\x93.")  # BINGET 0, BINGET 1, STACK_GLOBAL
+    buffer = io.BytesIO()
+    _zip.write_zip(buffer, "archive", body, [])
+    raw = buffer.getvalue()
+    assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(raw)) == ["posix.system"]
+    with pytest.raises(pickle.UnpicklingError, match="posix.system"):
+        loaded(ember, raw)

@@ -67,15 +67,15 @@ def read_legacy(handle, unpickler, restore):
     restore(storage, location) applies map_location."""
     budget = _remaining(handle)  # all storages together fit in what is left of the file
 
-    def plain(what):
+    def plain():
         return unpickler(handle, _no_persistent_ids).load()
 
-    if plain("magic") != LEGACY_MAGIC:
+    if plain() != LEGACY_MAGIC:
         raise RuntimeError("Invalid magic number; corrupt file?")
-    protocol = plain("protocol")
+    protocol = plain()
     if protocol != LEGACY_PROTOCOL:
         raise RuntimeError(f"Invalid protocol version: {protocol!r}")
-    sys_info = plain("sys_info")
+    sys_info = plain()
     if not isinstance(sys_info, dict) or sys_info.get("little_endian") is not (sys.byteorder == "little"):
         raise RuntimeError("ember.load: the file was written on a machine of the other byte order")
     roots = {}  # key -> (untyped storage, dtype), filled after the object's pickle
@@ -112,10 +112,10 @@ def read_legacy(handle, unpickler, restore):
                     raise pickle.UnpicklingError("ember.load: a storage view reaches past its storage")
                 views[view_key] = root._slice(start, stop)
             result = views[view_key]
-        return wrap(result, storage_type, dtype)
+        return wrap(result, dtype)
 
     obj = unpickler(handle, persistent_load).load()
-    keys = plain("storage keys")
+    keys = plain()
     if not isinstance(keys, list) or set(keys) - roots.keys() or len(set(keys)) != len(keys):
         raise RuntimeError("ember.load: the file's storage keys do not match its storages")
     for key in keys:
@@ -146,7 +146,7 @@ def storage_dtype(storage_type):
     return dtype
 
 
-def wrap(untyped, storage_type, dtype):
+def wrap(untyped, dtype):
     """What a persistent id unpickles to: a typed storage over the bytes (of uint8 for an
     UntypedStorage, as torch.load returns it)."""
     return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)

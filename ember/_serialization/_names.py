@@ -310,7 +310,12 @@ def user_globals(entries):
                                 f"{type(entry[1])}")
             out[entry[1]] = entry[0]
         else:
-            out[qualified_name(entry)] = entry
+            name = qualified_name(entry)
+            out[name] = entry
+            if name.startswith("ember."):
+                # A file torch saved names torch's class (torch.nn.modules.linear.Linear),
+                # which loads as ember's (see resolve): allowing ember's allows that name.
+                out.setdefault("torch." + name[len("ember."):], entry)
     return out
 
 
