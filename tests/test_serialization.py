@@ -110,6 +110,31 @@ def test_views_stay_views_of_one_storage(fmt):
         >= 2 * 48
 
 
+@pytest.mark.parametrize("writer", ["ember", "torch"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_saves_one_after_another_on_one_stream_load_in_order(writer, fmt, tmp_path):
+    """torch.load reads the archive that starts where the stream is, not the one that ends
+    it (zipfile's view): two saves on one stream load back one by one, from either file."""
+    lib = {"ember": ember, "torch": torch}[writer]
+    buffer, starts = io.BytesIO(), []
+    for obj in (lib.ones(2), {"w": lib.zeros(3), "step": 1}):
+        starts.append(buffer.tell())
+        lib.save(obj, buffer, **FORMATS[fmt])
+    got = []
+    for start in starts:
+        buffer.seek(start)
+        got.append(ember.load(buffer))
+    assert got[0].tolist() == [1.0, 1.0] and got[1]["w"].tolist() == [0.0, 0.0, 0.0] and got[1]["step"] == 1
+    # torch reads the last archive (from its start: offsets count from there, as torch
+    # writes them); the first it finds only where both happen to share their layout
+    buffer.seek(starts[1])
+    assert torch.load(buffer)["w"].tolist() == [0.0, 0.0, 0.0]
+    if fmt == "zip":
+        path = tmp_path / "two.pt"
+        path.write_bytes(buffer.getvalue())
+        assert ember.load(path).tolist() == ember.load(path, mmap=True).tolist() == [1.0, 1.0]
+
+
 def test_one_storage_as_two_dtypes_is_refused_as_in_torch():
     for lib in (ember, torch):
         t = lib.arange(4, dtype=lib.int32)

@@ -92,9 +92,39 @@ def _write_record(zf, name, payload):
             write_storage(out, payload)
 
 
+class _FromHere:
+    """A seekable stream seen from its current position on, for a second archive written
+    after another: torch counts its offsets (and aligns its records) from the archive's
+    start, Python's zipfile from the stream's."""
+
+    def __init__(self, handle):
+        self._handle, self._start = handle, handle.tell()
+
+    def tell(self):
+        return self._handle.tell() - self._start
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        if whence == os.SEEK_SET:
+            offset += self._start
+        return self._handle.seek(offset, whence) - self._start
+
+    def write(self, data):
+        return self._handle.write(data)
+
+    def flush(self):
+        self._handle.flush()
+
+    def seekable(self):
+        return True
+
+
 def write_zip(handle, name, data_pkl, storages, byteorder=True):
     """The archive torch.save writes: data.pkl, format markers, data/<key> per storage."""
-    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+    try:
+        shifted = handle.seekable() and handle.tell() > 0
+    except (AttributeError, OSError):
+        shifted = False
+    with zipfile.ZipFile(_FromHere(handle) if shifted else handle, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
         records = [("data.pkl", data_pkl), (".format_version", b"1"), (".storage_alignment", str(ALIGN).encode())]
         if byteorder:
             records.append(("byteorder", sys.byteorder.encode()))
@@ -114,16 +144,109 @@ def _failed(err):
     return RuntimeError(f"PytorchStreamReader failed reading zip archive: {type(err).__name__}: {err}")
 
 
+_EOCD = struct.Struct("<4s4H2LH")  # signature, disks, entries, central directory size and offset, comment
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")  # signature, disk, zip64 end record's offset, disks
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")  # signature, size, versions, disks, entries, directory size and offset
+
+
+def _archive_end(handle, start):
+    """Where the zip archive that begins at `start` ends: at the first end-of-directory
+    record after it whose central directory lies right before it, counted from `start`."""
+    position, tail = start, b""
+    while True:
+        handle.seek(position)
+        chunk = handle.read(CHUNK)
+        if not chunk:
+            raise zipfile.BadZipFile("no end of central directory record after the archive's start")
+        data = tail + chunk
+        base = position - len(tail)
+        found = data.find(b"PK\x05\x06")
+        while found >= 0:
+            end = _consistent_end(handle, start, base + found)
+            if end is not None:
+                return end
+            found = data.find(b"PK\x05\x06", found + 1)
+        position += len(chunk)
+        tail = data[-(_EOCD.size - 1):]
+
+
+def _consistent_end(handle, start, at):
+    """The archive's end if an end-of-directory record at `at` closes the archive at
+    `start`. Writers count offsets from the archive's start or from the stream's (Python's
+    zipfile, on a stream already holding data): either is accepted."""
+    handle.seek(at)
+    record = handle.read(_EOCD.size)
+    if len(record) < _EOCD.size:
+        return None
+    _, _, _, _, _, size_cd, offset_cd, comment = _EOCD.unpack(record)
+    directory_end = at
+    sig, zip64_offset = None, 0
+    if at - start >= _ZIP64_LOCATOR.size:
+        handle.seek(at - _ZIP64_LOCATOR.size)
+        sig, _, zip64_offset, _ = _ZIP64_LOCATOR.unpack(handle.read(_ZIP64_LOCATOR.size))
+    if sig == b"PK\x06\x07":  # zip64 (torch writes it always): the directory ends at its end record
+        for directory_end in (start + zip64_offset, zip64_offset):
+            handle.seek(directory_end)
+            raw = handle.read(_ZIP64_EOCD.size)
+            if len(raw) == _ZIP64_EOCD.size and raw.startswith(b"PK\x06\x06"):
+                break
+        else:
+            return None
+        *_, size_cd, offset_cd = _ZIP64_EOCD.unpack(raw)
+    elif offset_cd == 0xFFFFFFFF or size_cd == 0xFFFFFFFF:
+        return None
+    base = directory_end - size_cd - offset_cd  # where offsets count from
+    if base not in (start, 0) or base + offset_cd < start:
+        return None
+    handle.seek(base + offset_cd)
+    if size_cd and handle.read(4) != b"PK\x01\x02":
+        return None
+    return at + _EOCD.size + comment
+
+
+class _Truncated:
+    """A seekable file seen as ending at `end` (positions stay the file's own)."""
+
+    def __init__(self, handle, end):
+        self._handle, self._end = handle, end
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        if whence == os.SEEK_END:
+            offset, whence = self._end + offset, os.SEEK_SET
+        return self._handle.seek(offset, whence)
+
+    def tell(self):
+        return self._handle.tell()
+
+    def read(self, n=-1):
+        left = max(0, self._end - self._handle.tell())
+        return self._handle.read(left if n is None or n < 0 else min(n, left))
+
+    def seekable(self):
+        return True
+
+
 class ZipCheckpoint:
     """A zip checkpoint opened for reading: its records by name below the top folder."""
 
     def __init__(self, handle):
-        self.handle = handle
+        start = handle.tell()
+        handle.seek(0, os.SEEK_END)
+        self.size = handle.tell()
+        handle.seek(start)
         try:
             self.zip = zipfile.ZipFile(handle)
             infos = self.zip.infolist()
+            if infos and min(info.header_offset for info in infos) != start:
+                # zipfile reads the archive that ends the stream; the one at `start` ends
+                # earlier (torch.save called twice on one stream: torch.load reads the first).
+                self.size = _archive_end(handle, start)
+                handle = _Truncated(handle, self.size)
+                self.zip = zipfile.ZipFile(handle)
+                infos = self.zip.infolist()
         except _ZIP_ERRORS as err:
             raise _failed(err) from None
+        self.handle = handle
         if not infos:
             raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding central directory")
         top = infos[0].filename.split("/", 1)[0]
@@ -132,8 +255,6 @@ class ZipCheckpoint:
             folder, _, rest = info.filename.partition("/")
             if folder == top and rest:
                 self.records.setdefault(rest, info)
-        handle.seek(0, os.SEEK_END)
-        self.size = handle.tell()
 
     def has(self, name):
         return name in self.records
