@@ -481,3 +481,38 @@ def test_other_threads_are_not_traced():
     finally:
         ember._C._trace_stop()
     assert calls == ["add.Tensor"]
+
+
+def test_ops_outside_the_api_layer_are_traced():
+    # detach() and x[i] = number do not go through a generated api:: function; a trace
+    # that missed them took the result for a constant (the ONNX model ignored its input)
+    export_and_run(_fn_model(lambda x: x.detach() * 2 + x), [rand(2, 3)], batched=[rand(4, 3)])
+    export_and_run(_fn_model(lambda x: (x * 100).round(decimals=-1) + x.round(decimals=2) + x.round()),
+                   [rand(2, 3)], batched=[rand(4, 3)], atol=1e-4)
+
+    def assign(x):
+        y = x * 1
+        y[0] = 5.0
+        return y
+    with pytest.raises(ember.onnx.ExportError, match="'fill_'"):
+        ember.onnx.export(assign, rand(2, 3), io.BytesIO())
+    with pytest.raises(ember.onnx.ExportError, match="bitcast"):
+        ember.onnx.export(lambda x: x.view(ember.int32), rand(2, 3), io.BytesIO())
+
+
+def test_exception_in_forward_ends_the_trace():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x, fail=False):
+            y = self.lin(x)
+            if fail:
+                raise KeyError("boom")
+            return y
+    m = M().train()
+    with pytest.raises(KeyError, match="boom"):
+        ember.onnx.export(m, (rand(2, 3), {"fail": True}), io.BytesIO())
+    assert not ember._C._trace_active() and not ember.onnx.is_in_onnx_export() and m.training
+    export_and_run(m, [rand(2, 3)])  # a second export works

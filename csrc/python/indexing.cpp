@@ -5,6 +5,7 @@
 #include "api_decl.h"
 #include "autograd/formulas.h"
 #include "autograd/record.h"
+#include "autograd/trace.h"
 #include "ops/internal.h"
 #include "python/arg_parser.h"
 #include "python/errors.h"
@@ -197,7 +198,7 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
       if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::BFloat16)  // those round to inf
         ops::check_convertible(s, t.dtype(), "__setitem__");
       if (!r.advanced) {  // x[0] = 1: the fast path
-        if (record) {
+        if (record || trace::active()) {  // a trace must see the write (see Note [The trace hook])
           api::fill_Scalar_(r.view, s);
         } else {
           ops::fill_unchecked(r.view, s);
