@@ -384,3 +384,24 @@ def test_set_on_from_numpy_tensor_keeps_array():
     t = ember.from_numpy(arr)
     t.set_(ember.zeros(2))
     assert arr.tolist() == [0.0, 1.0, 2.0, 3.0] and t.tolist() == [0.0, 0.0]
+
+
+NUMPY_SCALAR_KEYS = {
+    **{n: getattr(np, n)(1) for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+    "negative_int16": np.int16(-1), "float32": np.float32(1), "float64": np.float64(1), "bool": np.bool_(True),
+    "pair": (np.int8(1), np.uint8(2)), "after_slice": (slice(None), np.int32(-1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NUMPY_SCALAR_KEYS))
+def test_numpy_scalar_as_index(case):
+    # an integer numpy scalar is an int (np.uint8(1) was a mask, np.int8(1) refused);
+    # a float or bool one is no index (np.float32(1) indexed as 1)
+    key = NUMPY_SCALAR_KEYS[case]
+    check(lambda lib: lib.arange(6).view(2, 3)[key])
+
+    def assign(lib):
+        t = lib.zeros(2, 3)
+        t[key] = 7.0
+        return t
+    check(assign)

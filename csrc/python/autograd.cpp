@@ -8,6 +8,7 @@
 #include "autograd/engine.h"
 #include "autograd/functions.h"
 #include "autograd/record.h"
+#include "autograd/trace.h"
 #include "python/arg_parser.h"
 #include "python/errors.h"
 #include "python/objects.h"
@@ -619,7 +620,15 @@ PyObject* t_retain_grad(PyObject* self, PyObject*) {
 
 PyObject* t_detach(PyObject* self, PyObject*) {
   return guarded([&]() -> PyObject* {
-    return wrap(autograd::detach(self_tensor(self)));
+    const Tensor& t = self_tensor(self);
+    Tensor result = autograd::detach(t);
+    // Not an api:: op, so reported here: a trace that missed it would take the result
+    // for a constant (see Note [The trace hook]).
+    if (trace::active()) [[unlikely]] {
+      trace::Scope scope;
+      if (scope.outermost()) trace::report("detach", "self", {trace::arg(t)}, {result}, false);
+    }
+    return wrap(result);
   });
 }
 

@@ -5,6 +5,7 @@
 #include "api_decl.h"
 #include "autograd/formulas.h"
 #include "autograd/record.h"
+#include "autograd/trace.h"
 #include "ops/internal.h"
 #include "python/arg_parser.h"
 #include "python/errors.h"
@@ -33,6 +34,20 @@ bool is_index_tensor_like(PyObject* item) {
   return is_tensor(item) || PyList_Check(item) || PyUnicode_Check(item) ||
          (!PyTuple_Check(item) && !PySlice_Check(item) && item != Py_None && item != Py_Ellipsis &&
           !PyLong_Check(item) && !PyBool_Check(item) && PyObject_HasAttrString(item, "__array_interface__"));
+}
+
+// numpy's scalars have __array_interface__ but, unlike its arrays, are no sequences.
+bool is_numpy_scalar(PyObject* item) {
+  return !is_tensor(item) && !PySequence_Check(item) && PyObject_HasAttrString(item, "__array_interface__");
+}
+
+// The numpy dtype kind of a numpy scalar ('i', 'u', 'f', 'b', ...), 0 if unknown.
+char numpy_kind(PyObject* item) {
+  Owned dtype(PyObject_GetAttrString(item, "dtype"));
+  Owned kind(dtype ? PyObject_GetAttrString(dtype.get(), "kind") : nullptr);
+  const char* k = kind && PyUnicode_Check(kind.get()) ? PyUnicode_AsUTF8(kind.get()) : nullptr;
+  PyErr_Clear();
+  return k ? k[0] : 0;
 }
 
 bool is_zero_dim_integer_tensor(PyObject* item) {
@@ -133,6 +148,12 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
       r.view = select_checked(r.view, dim, index_int(item));
     } else if (PySlice_Check(item)) {
       r.view = slice_of(r.view, dim++, item);
+    } else if (is_numpy_scalar(item)) {
+      // np.int8(1), np.uint64(1): an int, as torch reads them; np.float32(1) and np.bool_
+      // are no index (as 0-d tensors they indexed as an int and as a uint8 mask)
+      EMBER_CHECK(is_int_like(item) && numpy_kind(item) != 'b', Index, "only integers, slices (`:`), ellipsis "
+                  "(`...`), None and long or byte Variables are valid indices (got ", Py_TYPE(item)->tp_name, ")");
+      r.view = select_checked(r.view, dim, index_int(item));
     } else if (is_index_tensor_like(item)) {
       Tensor t = is_tensor(item) ? unwrap(item) : index_tensor_from(item);
       const bool mask = t.dtype() == ScalarType::Bool || t.dtype() == ScalarType::UInt8;
@@ -197,7 +218,7 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
       if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::BFloat16)  // those round to inf
         ops::check_convertible(s, t.dtype(), "__setitem__");
       if (!r.advanced) {  // x[0] = 1: the fast path
-        if (record) {
+        if (record || trace::active()) {  // a trace must see the write (see Note [The trace hook])
           api::fill_Scalar_(r.view, s);
         } else {
           ops::fill_unchecked(r.view, s);

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
+import warnings
 
 from ._tracer import ExportError
 
@@ -71,8 +72,9 @@ def _dynamic_axes(spec, names):
     """{value name: {axis: dim name}} from torch's forms: a dict, or a list of axes."""
     out = {}
     for name, axes in (spec or {}).items():
-        if name not in names:
-            raise ValueError(f"export(): dynamic_axes names '{name}', which is neither an input nor an output name")
+        if name not in names:  # torch warns and goes on
+            warnings.warn(f"Provided key {name} for dynamic axes is not a valid input/output name")
+            continue
         if isinstance(axes, dict):
             out[name] = {int(a): str(d) for a, d in axes.items()}
         else:
@@ -144,9 +146,8 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, i
         raise ValueError("export(): only OperatorExportTypes.ONNX is supported")
     if training == TrainingMode.TRAINING:
         raise ValueError("export(): TrainingMode.TRAINING is not supported: export in EVAL mode")
-    if isinstance(args, Tensor):
+    if not isinstance(args, tuple):  # a tensor, or a list that is forward's one argument (as torch)
         args = (args,)
-    args = tuple(args)
     kwargs = dict(kwargs or {})
     if args and isinstance(args[-1], dict):
         kwargs.update(args[-1])
@@ -176,7 +177,7 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, i
         return _flat(a) + _flat(kw) + [t for _, t in params.values()]
 
     was_training = model.training if is_module else False
-    _exporting = True
+    was_exporting, _exporting = _exporting, True  # an export refused as nested keeps the outer one's flag
     try:
         if is_module and training == TrainingMode.EVAL:
             model.train(False)
@@ -206,7 +207,7 @@ def export(model, args=(), f=None, *, kwargs=None, export_params: bool = True, i
             alternates[sym] = alt_records
             alt_outputs[sym] = _flat(alt_out)
     finally:
-        _exporting = False
+        _exporting = was_exporting
         if is_module:
             model.train(was_training)
 

@@ -298,6 +298,21 @@ for _name, _onnx_op in _UNARY.items():
     SYMBOLIC[_name] = lambda b, _op=_onnx_op: b.node(_op, [b.input("self", b.out().dtype)])
 
 
+@symbolic("round.decimals")
+def _round_decimals(b):
+    """round(x * 10**d) / 10**d, as torch computes it (d < 0: round(x / 10**-d) * 10**-d)."""
+    d = int(b.arg("decimals"))
+    dt = b.out().dtype
+    x = b.input("self", dt)
+    if d == 0:
+        return b.node("Round", [x])
+    if not dt.is_floating_point:
+        b.fail("round with decimals of an integer tensor is not mapped")
+    scale = b.scalar(10.0 ** abs(d), dt)
+    first, second = ("Mul", "Div") if d > 0 else ("Div", "Mul")
+    return b.node(second, [b.node("Round", [b.node(first, [x, scale])]), scale])
+
+
 @symbolic("rsqrt")
 def _rsqrt(b):
     return b.node("Reciprocal", [b.node("Sqrt", [b.input("self")])])
@@ -641,6 +656,8 @@ def _var(b):
 # ---- shapes and views ----
 @symbolic("reshape", "view", "_unsafe_view", "flatten", "unflatten", "view_as", "reshape_as", "flatten.using_ints")
 def _reshape(b):
+    if b.out().dtype != b.tensor("self").dtype:  # view.dtype: a reinterpretation of the bytes
+        b.fail(f"viewing a {b.tensor('self').dtype} tensor as {b.out().dtype} (a bitcast) is not mapped")
     if 0 not in b.out().shape:
         return b.node("Reshape", [b.input("self"), b.out_shape()])
     if b.opset < 14:  # a 0 in Reshape's shape means "copy that dim" unless allowzero (opset 14)

@@ -100,6 +100,9 @@ class Trace:
 
 def run(fn, args, kwargs, sources, whole_modules):
     """Runs fn(*args, **kwargs) under a trace: (records, outputs)."""
+    if _C._trace_active():
+        raise RuntimeError("ONNX export: another export is tracing (in this thread or another); exports cannot "
+                           "nest or run at the same time")
     trace = Trace(sources)
     handles = []
     for m in whole_modules:
