@@ -405,3 +405,15 @@ def test_numpy_scalar_as_index(case):
         t[key] = 7.0
         return t
     check(assign)
+
+
+@pytest.mark.parametrize("make", ["list", "mul", "full", "add_"])
+@pytest.mark.parametrize("np_type", ["complex64", "complex128"])
+def test_numpy_complex_scalars_are_refused_not_truncated(make, np_type):
+    # torch makes complex tensors; ember has no complex dtype, and numpy's __float__ would
+    # drop the imaginary part with only a warning
+    value = getattr(np, np_type)(1 + 2j)
+    run = {"list": lambda: ember.tensor([value, 2]), "mul": lambda: ember.ones(2) * value,
+           "full": lambda: ember.full((2,), value), "add_": lambda: ember.ones(2).add_(value)}[make]
+    with pytest.raises(RuntimeError, match="ember has no complex dtypes"):
+        run()

@@ -286,6 +286,9 @@ Scalar unpack_scalar(PyObject* o) {
   }
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (is_tensor(o)) return ops::item(unwrap(o));
+  // numpy's complex scalars convert to float with only a warning: refuse them as complex
+  EMBER_CHECK(!PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__complex__"), Runtime,
+              "ember has no complex dtypes: cannot use a value of type ", Py_TYPE(o)->tp_name);
   PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
   if (nb && nb->nb_index && !nb->nb_float) return Scalar(unpack_int(o));
   // numpy scalars: integers have nb_index, booleans are neither float nor index
