@@ -134,6 +134,40 @@ FLOATS = (0.0, -0.0, 1.0, -1.0, 0.5, 1e-300, 1e300, 1e38, 3.5e38, 65504.0, 65520
 DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
 
+def touch(obj, depth=0):
+    """Reads what a loader rebuilt: every element, the repr and a reduction, a few
+    containers deep."""
+    if depth > 3:
+        return
+    import ember
+
+    if isinstance(obj, ember.Tensor):
+        attempt(obj.tolist)
+        attempt(repr, obj)
+        attempt(obj.sum)
+        attempt(obj.contiguous)
+    elif isinstance(obj, (ember.UntypedStorage, ember.TypedStorage)):
+        attempt(obj.tolist)
+        attempt(len, obj)
+    elif isinstance(obj, (list, tuple)):
+        for x in obj[:8]:
+            touch(x, depth + 1)
+    elif isinstance(obj, dict):
+        for x in list(obj.values())[:8]:
+            touch(x, depth + 1)
+
+
+def splice(v, data: bytearray, pos: int, k: int, longest_cut: int):
+    """One plain edit of a file's bytes at pos: k 0-1 overwrite the byte, 2 inserts up to
+    8 fuzzer bytes, 3 cuts up to longest_cut bytes."""
+    if k <= 1:
+        data[pos] = v.fdp.ConsumeIntInRange(0, 255)
+    elif k == 2:
+        data[pos:pos] = v.fdp.ConsumeBytes(v.small(1, 8))
+    else:
+        del data[pos:pos + v.small(1, longest_cut)]
+
+
 class Values:
     """Hostile Python values drawn from a FuzzedDataProvider."""
 

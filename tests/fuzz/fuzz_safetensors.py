@@ -47,12 +47,8 @@ def mutated(v: Values) -> bytes:
             break
         k = v.small(0, 5)
         pos = v.fdp.ConsumeIntInRange(0, len(data) - 1)
-        if k <= 1:
-            data[pos] = v.fdp.ConsumeIntInRange(0, 255)
-        elif k == 2:
-            data[pos:pos] = v.fdp.ConsumeBytes(v.small(1, 8))
-        elif k == 3:
-            del data[pos:pos + v.small(1, 8)]
+        if k <= 3:
+            _common.splice(v, data, pos, k, 8)
         elif k == 4:  # a number of the header (a dim, an offset, the length prefix's digits)
             numbers = list(NUMBER.finditer(bytes(data[8:])))
             if numbers:

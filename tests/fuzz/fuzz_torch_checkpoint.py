@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
-from _common import Values, attempt  # noqa: E402
+from _common import Values, attempt, touch  # noqa: E402
 
 import atheris  # noqa: E402
 
@@ -48,12 +48,8 @@ def mutate(v: Values, data: bytearray):
             break
         k = v.small(0, 4)
         pos = v.fdp.ConsumeIntInRange(0, len(data) - 1)
-        if k <= 1:
-            data[pos] = v.fdp.ConsumeIntInRange(0, 255)
-        elif k == 2:
-            data[pos:pos] = v.fdp.ConsumeBytes(v.small(1, 8))
-        elif k == 3:
-            del data[pos:pos + v.small(1, 64)]
+        if k <= 3:
+            _common.splice(v, data, pos, k, 64)
         else:  # sizes, offsets, strides and numels are small ints in the pickle
             data[pos] = v.pick((0, 1, 2, 0x7F, 0x80, 0xFF, 0xFE))
     return bytes(data)
@@ -85,26 +81,6 @@ def payload(v: Values) -> bytes:
     if k <= 2:
         return with_pickle(v)
     return mutate(v, bytearray(v.pick(SEEDS)))
-
-
-def touch(obj, depth=0):
-    """Reads what was rebuilt: every element, the repr and a reduction."""
-    if depth > 3:
-        return
-    if isinstance(obj, ember.Tensor):
-        attempt(obj.tolist)
-        attempt(repr, obj)
-        attempt(obj.sum)
-        attempt(obj.contiguous)
-    elif isinstance(obj, (ember.UntypedStorage, ember.TypedStorage)):
-        attempt(obj.tolist)
-        attempt(len, obj)
-    elif isinstance(obj, (list, tuple)):
-        for x in obj[:8]:
-            touch(x, depth + 1)
-    elif isinstance(obj, dict):
-        for x in list(obj.values())[:8]:
-            touch(x, depth + 1)
 
 
 def test_one_input(data: bytes):

@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
-from _common import Values, attempt  # noqa: E402
+from _common import Values, attempt, touch  # noqa: E402
 
 import ember  # noqa: E402
 
@@ -65,26 +65,6 @@ def mutated(v: Values) -> bytes:
         else:  # a number the rebuild reads: offsets, sizes and strides are small ints in BININT1
             data[pos] = v.pick((0, 1, 2, 0x7F, 0x80, 0xFF, 0xFE))
     return bytes(data)
-
-
-def touch(obj, depth=0):
-    """Reads what was rebuilt: every element, the repr and a reduction."""
-    if depth > 3:
-        return
-    if isinstance(obj, ember.Tensor):
-        attempt(obj.tolist)
-        attempt(repr, obj)
-        attempt(obj.sum)
-        attempt(obj.contiguous)
-    elif isinstance(obj, (ember.UntypedStorage, ember.TypedStorage)):
-        attempt(obj.tolist)
-        attempt(len, obj)
-    elif isinstance(obj, (list, tuple)):
-        for x in obj[:8]:
-            touch(x, depth + 1)
-    elif isinstance(obj, dict):
-        for x in list(obj.values())[:8]:
-            touch(x, depth + 1)
 
 
 def test_one_input(data: bytes):
