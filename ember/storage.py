@@ -10,6 +10,16 @@ from . import _C
 from ._constants import cpu
 
 
+def _memory(address: int, nbytes: int) -> memoryview:
+    """A writable memoryview of nbytes at address, without a copy: valid while the memory's
+    owner lives and is not resized (file writers and readers of storages and tensors)."""
+    if not nbytes:
+        return memoryview(b"")
+    import ctypes
+
+    return memoryview((ctypes.c_char * nbytes).from_address(address)).cast("B")
+
+
 def _rebuild_untyped(data: bytes):
     s = UntypedStorage(len(data))
     s._copy_from_buffer(data, 0)

@@ -4,14 +4,13 @@ top folder name; storages read into memory or sliced from one mapping of the fil
 from __future__ import annotations
 
 import array
-import ctypes
 import os
 import struct
 import sys
 import zipfile
 import zlib
 
-from ..storage import UntypedStorage
+from ..storage import UntypedStorage, _memory
 
 ALIGN = 64
 CHUNK = 64 << 20  # storages are copied through buffers of at most this many bytes
@@ -23,8 +22,7 @@ _PAD_ID = b"FB"  # the extra field torch pads local headers with
 
 def _bytes_of(storage):
     """A writable memoryview of storage's bytes (no copy; valid while storage lives)."""
-    n = storage.nbytes()
-    return memoryview((ctypes.c_char * n).from_address(storage.data_ptr())).cast("B") if n else memoryview(b"")
+    return _memory(storage.data_ptr(), storage.nbytes())
 
 
 def write_storage(out, storage):

@@ -34,7 +34,7 @@ import os
 import struct
 
 from .. import _C
-from ..storage import UntypedStorage
+from ..storage import UntypedStorage, _memory
 
 __all__ = ["SafetensorError", "save_file", "load_file", "save", "load", "safe_open", "save_model",
            "load_model"]
@@ -58,7 +58,7 @@ _CODES = {  # code: (rank, bits, ember dtype name)
 }
 _CODE_OF = {getattr(_C, name): code for code, (_, _, name) in _CODES.items() if name}
 _MAX_HEADER = 100_000_000  # the package's cap: a larger length is an error, not an allocation
-_CHUNK = 64 << 20  # tensors are copied out in pieces of at most this many bytes
+_CHUNK = 64 << 20  # tensors are written in pieces of at most this many bytes
 _METADATA = "__metadata__"
 
 
@@ -369,10 +369,11 @@ def _layout(tensors, metadata):
 
 
 def _chunks(t):
-    """The bytes of a contiguous tensor, in pieces (no side effect on its storage)."""
-    flat = t.detach().reshape(-1).view(_C.uint8)
-    for i in range(0, flat.numel(), _CHUNK):
-        yield flat[i:i + _CHUNK].clone().untyped_storage()._to_bytes()
+    """The bytes of a contiguous tensor, in pieces: views of its memory, not copies (and no
+    side effect on its storage, which a _slice would leave non-resizable)."""
+    view = _memory(t.data_ptr(), t.numel() * t.dtype.itemsize)
+    for i in range(0, len(view), _CHUNK):
+        yield view[i:i + _CHUNK]
 
 
 def save(tensors, metadata=None):
