@@ -15,6 +15,7 @@ import pickle
 import sys
 
 from .. import _C, _constants
+from .._tensor import _rebuild_tensor
 from ..storage import STORAGE_CLASSES, TypedStorage, UntypedStorage
 
 _LEGACY = ("BFloat16", "Bool", "Byte", "Char", "Double", "Float", "Half", "Int", "Long", "Short")
@@ -72,11 +73,7 @@ def make_tensor(storage, storage_offset, size, stride, dtype=None, requires_grad
     if not isinstance(storage, UntypedStorage) or not isinstance(dtype, _C.dtype):
         raise pickle.UnpicklingError("ember.load: a tensor record names no storage or no dtype")
     _check_view(storage, storage_offset, size, stride, dtype)
-    t = _C._legacy_new(dtype)
-    t.set_(storage, storage_offset, tuple(size), tuple(stride))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _rebuild_tensor(storage, storage_offset, tuple(size), tuple(stride), dtype, bool(requires_grad))
 
 
 def _check_hooks(backward_hooks):

@@ -183,12 +183,7 @@ class _Reader:
             # Kernels may assume elements aligned to their size: a header whose length is not
             # a multiple of 8 leaves them unaligned in the mapping, so they get their own bytes.
             part = UntypedStorage(part.nbytes()).copy_(part)
-        t = _C._legacy_new(dtype)
-        stride, step = [], 1
-        for d in reversed(e.shape):
-            stride.append(step)
-            step *= d
-        return t.set_(part, 0, e.shape, tuple(reversed(stride)))
+        return _C._legacy_new(dtype).set_(part, 0, tuple(e.shape))  # contiguous strides, as torch's
 
 
 class _Slice:
