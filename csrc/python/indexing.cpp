@@ -41,15 +41,6 @@ bool is_numpy_scalar(PyObject* item) {
   return !is_tensor(item) && !PySequence_Check(item) && PyObject_HasAttrString(item, "__array_interface__");
 }
 
-// The numpy dtype kind of a numpy scalar ('i', 'u', 'f', 'b', ...), 0 if unknown.
-char numpy_kind(PyObject* item) {
-  Owned dtype(PyObject_GetAttrString(item, "dtype"));
-  Owned kind(dtype ? PyObject_GetAttrString(dtype.get(), "kind") : nullptr);
-  const char* k = kind && PyUnicode_Check(kind.get()) ? PyUnicode_AsUTF8(kind.get()) : nullptr;
-  PyErr_Clear();
-  return k ? k[0] : 0;
-}
-
 bool is_zero_dim_integer_tensor(PyObject* item) {
   return is_tensor(item) && unwrap(item).dim() == 0 && is_integral(unwrap(item).dtype(), false) &&
          unwrap(item).dtype() != ScalarType::UInt8;
@@ -150,8 +141,9 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
       r.view = slice_of(r.view, dim++, item);
     } else if (is_numpy_scalar(item)) {
       // np.int8(1), np.uint64(1): an int, as torch reads them; np.float32(1) and np.bool_
-      // are no index (as 0-d tensors they indexed as an int and as a uint8 mask)
-      EMBER_CHECK(is_int_like(item) && numpy_kind(item) != 'b', Index, "only integers, slices (`:`), ellipsis "
+      // (neither has __index__) are no index (as 0-d tensors they indexed as an int and as
+      // a uint8 mask)
+      EMBER_CHECK(is_int_like(item), Index, "only integers, slices (`:`), ellipsis "
                   "(`...`), None and long or byte Variables are valid indices (got ", Py_TYPE(item)->tp_name, ")");
       r.view = select_checked(r.view, dim, index_int(item));
     } else if (is_index_tensor_like(item)) {
