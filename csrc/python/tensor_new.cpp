@@ -26,21 +26,26 @@ std::optional<ScalarType> dtype_of_typestr(const char* ts) {
   return std::nullopt;
 }
 
-std::optional<ScalarType> array_dtype(PyObject* o, int64_t* ndim) {
+// numpy's array-interface typestr of o ("<f4", "|b1", ...; empty when o has none), and
+// its number of dimensions.
+std::string array_typestr(PyObject* o, int64_t* ndim) {
   Owned iface(PyObject_GetAttrString(o, "__array_interface__"));
   if (!iface || !PyDict_Check(iface.get())) {
     PyErr_Clear();
-    return std::nullopt;
+    return {};
   }
   PyObject* shape = PyDict_GetItemString(iface.get(), "shape");
   PyObject* typestr = PyDict_GetItemString(iface.get(), "typestr");
   if (ndim) *ndim = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
   const char* ts = typestr ? PyUnicode_AsUTF8(typestr) : nullptr;
-  if (!ts) {
-    PyErr_Clear();
-    return std::nullopt;
-  }
-  return dtype_of_typestr(ts);
+  PyErr_Clear();
+  return ts ? ts : "";
+}
+
+std::optional<ScalarType> array_dtype(PyObject* o, int64_t* ndim) {
+  std::string ts = array_typestr(o, ndim);
+  if (ts.empty()) return std::nullopt;
+  return dtype_of_typestr(ts.c_str());
 }
 
 // An array of a dtype ember lacks (uint16 to uint64, complex, ...) that the caller wants
@@ -49,13 +54,10 @@ Owned castable_array(PyObject* obj, std::optional<ScalarType> dtype) {
   Py_INCREF(obj);
   Owned same(obj);
   if (!dtype) return same;
-  Owned iface(PyObject_GetAttrString(obj, "__array_interface__"));
-  PyObject* typestr = iface && PyDict_Check(iface.get()) ? PyDict_GetItemString(iface.get(), "typestr") : nullptr;
-  const char* ts = typestr ? PyUnicode_AsUTF8(typestr) : nullptr;
-  PyErr_Clear();
+  std::string ts = array_typestr(obj, nullptr);
   // only numbers: numpy would also "cast" objects and strings, which torch refuses
-  const bool number = ts && ts[0] && std::strchr("uifc", ts[1]) && ts[1];
-  if (!number || ts[0] == '>' || dtype_of_typestr(ts) || !PyObject_HasAttrString(obj, "astype")) return same;
+  const bool number = ts.size() > 1 && std::strchr("uifc", ts[1]);
+  if (!number || ts[0] == '>' || dtype_of_typestr(ts.c_str()) || !PyObject_HasAttrString(obj, "astype")) return same;
   const char* target = info(*dtype).typestr ? info(*dtype).typestr : "<f4";  // bfloat16: numpy has none
   Owned cast(PyObject_CallMethod(obj, "astype", "s", target));
   if (!cast) throw PythonError{};
