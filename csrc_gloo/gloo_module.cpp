@@ -68,7 +68,8 @@ public:
 
     void set(const std::string& key, const std::vector<char>& data) override {
         PyGILState_STATE g = PyGILState_Ensure();
-        PyObject* r = PyObject_CallMethod(store_, "set", "s#y#", key.data(), (Py_ssize_t)key.size(), data.data(),
+        PyObject* r = PyObject_CallMethod(store_, "set", "s#y#", key.data(), (Py_ssize_t)key.size(),
+                                          data.empty() ? "" : data.data(),  // "y#" turns NULL into None
                                           (Py_ssize_t)data.size());
         finish(r, g);
     }

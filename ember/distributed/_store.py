@@ -389,8 +389,8 @@ class FileStore(Store):
         keys = list(keys)
         return self._transact(lambda d: (all(k in d for k in keys), False))
 
-    def delete_key(self, key):
-        return self._transact(lambda d: (d.pop(key, None) is not None, True))
+    def delete_key(self, key):  # True even for a missing key, as torch's FileStore answers
+        return self._transact(lambda d: (d.pop(key, None) is not None or True, True))
 
     def num_keys(self):
         return self._transact(lambda d: (len(d), False))
