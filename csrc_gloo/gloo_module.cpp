@@ -143,6 +143,13 @@ void free_group(PyObject* capsule) {
         PyErr_Clear();
         return;
     }
+#if PY_VERSION_HEX >= 0x030D0000
+    if (Py_IsFinalizing()) return;
+#else
+    if (_Py_IsFinalizing()) return;
+#endif
+    // (at interpreter exit a daemon thread may still be inside a collective on this
+    // context: it is left to the process's end rather than freed under that thread)
     Py_BEGIN_ALLOW_THREADS  // the device's loop thread is joined here
     delete g;
     Py_END_ALLOW_THREADS
