@@ -6,7 +6,8 @@ torch.distributed, both on gloo over loopback TCP, in the same run.
 
 Reports algorithm bandwidth: the tensor's bytes / the time of one all_reduce (SUM), the
 median of --repeats timed calls after a warm-up, per library, each in its own pair of
-processes (spawned, so neither library's threads meet the other's).
+processes (spawned, so neither library's threads meet the other's); the median of
+--rounds such runs, ember's and torch's alternating.
 """
 from __future__ import annotations
 
@@ -72,8 +73,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes-mib", type=int, nargs="+", default=[1, 16, 256])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating ember/torch rounds (median kept)")
     args = parser.parse_args()
-    times = {lib: measure(lib, args.sizes_mib, args.repeats) for lib in ("ember", "torch")}
+    rounds = {"ember": [], "torch": []}
+    for _ in range(args.rounds):  # alternating, so a burst of load hits both
+        for lib in rounds:
+            rounds[lib].append(measure(lib, args.sizes_mib, args.repeats))
+    times = {lib: {mib: statistics.median(r[mib] for r in runs) for mib in args.sizes_mib}
+             for lib, runs in rounds.items()}
     print(f"{'size':>8}  {'ember GB/s':>10}  {'torch GB/s':>10}  {'ember ms':>9}  {'torch ms':>9}")
     for mib in args.sizes_mib:
         nbytes = mib * (1 << 20)

@@ -506,6 +506,23 @@ def get_default_backend_for_device(device) -> str:
     return Backend.GLOO
 
 
+def _get_default_group() -> ProcessGroup:
+    if _state.default is None:
+        raise _not_initialized()
+    return _state.default
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """LOCAL_RANK, as a launcher sets it."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
+                       "and want the code to run locally instead.")
+
+
 # ---- tensors to addresses --------------------------------------------------------------
 
 def _check_tensor(t, name="tensor"):
