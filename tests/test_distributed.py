@@ -457,23 +457,80 @@ def test_non_contiguous_and_empty():
 # ---- failures ----------------------------------------------------------------------------
 
 def _mismatch(rank, world):
+    out = []
+    calls = [  # (rank 0's call, rank 1's call)
+        (lambda: dist.all_reduce(ember.ones(3)), lambda: dist.broadcast(ember.ones(3), src=0)),
+        # sizes or dtypes that differ would make gloo abort the process: ember checks first
+        (lambda: dist.all_reduce(ember.ones(3)), lambda: dist.all_reduce(ember.ones(100000))),
+        (lambda: dist.all_reduce(ember.ones(3)), lambda: dist.all_reduce(ember.ones(3, dtype=ember.float64))),
+        (lambda: dist.all_gather_into_tensor(ember.ones(6), ember.ones(3)),
+         lambda: dist.all_gather_into_tensor(ember.ones(10), ember.ones(5))),
+        (lambda: dist.all_to_all_single(ember.ones(4), ember.ones(4)),
+         lambda: dist.all_to_all_single(ember.ones(4), ember.ones(4), [1, 3], [3, 1])),
+        (lambda: dist.barrier(), lambda: dist.barrier()),  # the group still works
+        # the receiver raises at once, the sender when its send times out (gloo then
+        # closes the pair: after a timeout the group is broken, as torch's is)
+        (lambda: dist.send(ember.ones(100), dst=1), lambda: dist.recv(ember.ones(3), src=0)),
+    ]
+    for mine in (c[rank] for c in calls):
+        start = time.monotonic()
+        try:
+            mine()
+            out.append(None)
+        except RuntimeError as e:
+            out.append((type(e).__name__, str(e), time.monotonic() - start))
+    return out
+
+
+@pytest.mark.timeout(60)
+def test_mismatched_collectives_raise_instead_of_crashing_or_hanging():
+    r0, r1 = run_ranks(2, _mismatch, pg_timeout=1.5)
+    for res in (r0, r1):
+        for (name, text, elapsed) in res[:5]:
+            assert name == "DistBackendError" and "called different collectives" in text or "split sizes" in text
+            assert elapsed < 1.4  # found at once, not by the timeout
+    assert "all_reduce" in r0[0][1] and "broadcast" in r0[0][1]
+    assert "3 x float32" in r0[1][1] and "100000 x float32" in r0[1][1]
+    assert "float64" in r1[2][1]
+    assert "12 bytes" in r1[3][1] and "20 bytes" in r1[3][1]
+    assert "split sizes disagree" in r0[4][1]
+    assert r0[5] is None and r1[5] is None
+    assert "recv" in r1[6][1] and "sent 400 bytes, the receiving tensor has 12" in r1[6][1]
+    # (timed out, or rank 1 was gone by then)
+    assert "ember.distributed.send failed" in r0[6][1] and r0[6][2] < 10
+
+
+def _alone(rank, world):
     start = time.monotonic()
     try:
         if rank == 0:
-            dist.all_reduce(ember.ones(3))
-        else:
-            dist.broadcast(ember.ones(3), src=0)
+            dist.barrier()  # rank 1 calls nothing: the timeout ends it
     except RuntimeError as e:
         return type(e).__name__, str(e), time.monotonic() - start
+    time.sleep(2)  # stays connected while rank 0 waits
     return None
 
 
 @pytest.mark.timeout(60)
-def test_mismatched_collectives_raise_within_the_timeout():
-    results = run_ranks(2, _mismatch, pg_timeout=1.5)
-    for (name, text, elapsed), op in zip(results, ["all_reduce", "broadcast"]):
-        assert name == "DistBackendError" and op in text and "Timed out" in text
-        assert elapsed < 10
+def test_a_collective_nobody_else_calls_times_out():
+    r0, r1 = run_ranks(2, _alone, pg_timeout=1.0)
+    name, text, elapsed = r0
+    assert name == "DistBackendError" and "barrier" in text and "Timed out" in text and 0.9 < elapsed < 10
+    assert r1 is None
+
+
+def _absent_peer():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="connecting process group"):
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=2,
+                                timeout=datetime.timedelta(seconds=1))
+    assert time.monotonic() - start < 10
+    assert not dist.is_initialized()
+
+
+@pytest.mark.timeout(30)
+def test_a_rank_that_never_joins():
+    _absent_peer()
 
 
 def _killed(rank, world):

@@ -250,7 +250,7 @@ class ProcessGroup:
         if self._ctx is None:
             raise RuntimeError(f"{name}: the process group has been destroyed")
         tag = self._tag
-        self._tag = (self._tag + 1) & 0xFFFFFFFF
+        self._tag = (self._tag + 1) % (1 << 30)  # ember._C_gloo uses the bits above for its checks
         binding, ctx = _binding(), self._ctx
         work = Work(name, keep)
         self._queue.put((lambda: fn(binding, ctx, tag), work))
@@ -916,14 +916,14 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None) -> None:
-    work = isend(tensor, dst, group, tag, group_dst)
+    work = _p2p("send", tensor, dst, group, tag, group_dst, "dst")
     if work is not None:
         work.wait()
 
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None) -> int:
     """Receives into tensor; returns the sender's rank (-1 outside the group)."""
-    work = irecv(tensor, src, group, tag, group_src)
+    work = _p2p("recv", tensor, src, group, tag, group_src, "src")
     if work is None:
         return -1
     work.wait()
