@@ -204,7 +204,8 @@ class ProcessGroup:
         self._timeout = timeout
         self._store = store
         self._tag = 0
-        self._p2p_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._pending = 0  # operations queued or running on the group's thread
         self._queue: queue.Queue = queue.Queue()
         self._thread = threading.Thread(target=self._run, name=f"ember-pg-{name}", daemon=True)
         self._thread.start()
@@ -237,12 +238,17 @@ class ProcessGroup:
             try:
                 result = fn()
             except RuntimeError as e:
-                work._finish(DistBackendError(f"ember.distributed.{work._name} failed on rank {self._rank} of "
-                                              f"{self._size}: {e}"))
+                work._finish(self._error(work._name, e))
             except BaseException as e:  # noqa: BLE001 (handed to the caller)
                 work._finish(e)
             else:
                 work._finish(result=result)
+            with self._lock:
+                self._pending -= 1
+
+    def _error(self, name, e):
+        return DistBackendError(f"ember.distributed.{name} failed on rank {self._rank} of {self._size}: {e}"
+                                + (_TIMEOUT_HINT if "Timed out" in str(e) else ""))
 
     def _submit(self, name: str, fn, async_op: bool, keep=()):
         """fn(binding, ctx, tag) runs on the group's thread; the tag, taken here in call
@@ -250,8 +256,20 @@ class ProcessGroup:
         if self._ctx is None:
             raise RuntimeError(f"{name}: the process group has been destroyed")
         tag = self._tag
-        self._tag = (self._tag + 1) % (1 << 30)  # ember._C_gloo uses the bits above for its checks
+        self._tag = (self._tag + 1) & 0xFFFFFFFF
         binding, ctx = _binding(), self._ctx
+        with self._lock:
+            # a synchronous call with nothing queued before it runs here: two thread
+            # hand-offs fewer, which small collectives feel (most under load)
+            inline = not async_op and self._pending == 0
+            if not inline:
+                self._pending += 1
+        if inline:
+            try:
+                fn(binding, ctx, tag)
+            except RuntimeError as e:
+                raise self._error(name, e) from None
+            return None
         work = Work(name, keep)
         self._queue.put((lambda: fn(binding, ctx, tag), work))
         if async_op:
@@ -265,6 +283,11 @@ class ProcessGroup:
         self._queue.put(None)
         self._thread.join(timeout=self._timeout.total_seconds() + 5)
         self._ctx = None
+
+
+_TIMEOUT_HINT = (" (every rank of a group must call the same collectives in the same order, with the same "
+                 "sizes, dtypes, roots and ops; one that calls another, or none, leaves the others waiting until "
+                 "the group's timeout; after a timeout the group can no longer be used)")
 
 
 class _GroupMember:
@@ -898,7 +921,7 @@ def _p2p(name, tensor, peer, group, tag, group_peer, what):
                 result = pg._global_ranks[binding.recv(ctx, buf.data_ptr(), _nbytes(buf), other, int(tag))]
                 _write_back(tensor, buf)
         except RuntimeError as e:
-            work._finish(DistBackendError(f"ember.distributed.{name} failed on rank {pg.rank()}: {e}"))
+            work._finish(pg._error(name, e))
         else:
             work._finish(result=result)
     threading.Thread(target=run, name=f"ember-{name}", daemon=True).start()
