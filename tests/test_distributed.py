@@ -657,6 +657,9 @@ def test_one_rank_group(one_rank):
     w = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
     assert w.wait() is True and w.is_completed() and w.is_success() and w.exception() is None
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    work = dist.all_reduce(t, async_op=True)  # a DDP communication hook's pattern
+    fut = work.get_future().then(lambda f: f.value()[0] * 2)
+    assert fut.wait().tolist() == [0.0, 2.0, 4.0, 6.0] and work.result()[0] is t
     with pytest.raises(TypeError, match="Expected parameter `tensor` of type torch.Tensor"):
         dist.all_reduce([1, 2])
     with pytest.raises(RuntimeError, match="Cannot use ReduceOp.BAND with non-integral dtype"):

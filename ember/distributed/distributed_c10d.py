@@ -125,8 +125,9 @@ class Work:
     """What an async_op=True call returns: wait() blocks until the operation finished
     (re-raising its error), is_completed() asks without blocking."""
 
-    def __init__(self, name: str, keep=()):
+    def __init__(self, name: str, keep=(), outputs=()):
         self._name = name
+        self._outputs = list(outputs)  # result(): the tensors written, as torch's Work gives
         self._done = threading.Event()
         self._exception: BaseException | None = None
         self._keep = keep  # the tensors the engine reads and writes stay alive until the end
@@ -158,7 +159,7 @@ class Work:
 
     def result(self):
         self.wait()
-        return self._result if self._result is not None else []
+        return self._result if self._result is not None else self._outputs
 
     def synchronize(self) -> None:
         self.wait()
@@ -168,13 +169,9 @@ class Work:
         return self._result
 
     def get_future(self):
-        """A concurrent.futures.Future with .wait() and .value() as torch's Future has."""
-        import concurrent.futures
-
-        fut = concurrent.futures.Future()
-        fut.wait = lambda: (self.wait(), fut.result())[1]
-        fut.value = fut.result
-        fut.done = self.is_completed
+        """A future with torch.futures.Future's wait(), value(), done() and then(callback)
+        (a concurrent.futures.Future underneath); its value is result()."""
+        fut = _future()
 
         def finish():
             try:
@@ -187,6 +184,27 @@ class Work:
         else:
             threading.Thread(target=finish, daemon=True).start()
         return fut
+
+
+def _future():
+    import concurrent.futures
+
+    fut = concurrent.futures.Future()
+    fut.wait = fut.result
+    fut.value = fut.result
+
+    def then(callback):
+        nxt = _future()
+
+        def run(_):
+            try:
+                nxt.set_result(callback(fut))
+            except BaseException as e:  # noqa: BLE001 (handed to the next future)
+                nxt.set_exception(e)
+        fut.add_done_callback(run)
+        return nxt
+    fut.then = then
+    return fut
 
 
 # ---- process groups --------------------------------------------------------------------
@@ -250,7 +268,7 @@ class ProcessGroup:
         return DistBackendError(f"ember.distributed.{name} failed on rank {self._rank} of {self._size}: {e}"
                                 + (_TIMEOUT_HINT if "Timed out" in str(e) else ""))
 
-    def _submit(self, name: str, fn, async_op: bool, keep=()):
+    def _submit(self, name: str, fn, async_op: bool, keep=(), outputs=()):
         """fn(binding, ctx, tag) runs on the group's thread; the tag, taken here in call
         order, is what makes the ranks' gloo operations match."""
         if self._ctx is None:
@@ -270,7 +288,7 @@ class ProcessGroup:
             except RuntimeError as e:
                 raise self._error(name, e) from None
             return None
-        work = Work(name, keep)
+        work = Work(name, keep, outputs)
         self._queue.put((lambda: fn(binding, ctx, tag), work))
         if async_op:
             return work
@@ -310,6 +328,7 @@ class _State:
         self.group_count = 0
         self.rank = -1
         self.world_size = -1
+        self.host = "127.0.0.1"
 
 
 _state = _State()
@@ -641,7 +660,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         if avg:
             buf.div_(pg.size())
         _write_back(tensor, buf)
-    return pg._submit("all_reduce", fn, async_op, (tensor,))
+    return pg._submit("all_reduce", fn, async_op, (tensor,), [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -656,7 +675,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         buf = _dense(tensor)
         b.broadcast(ctx, buf.data_ptr(), _nbytes(buf), root, tag)
         _write_back(tensor, buf)
-    return pg._submit("broadcast", fn, async_op, (tensor,))
+    return pg._submit("broadcast", fn, async_op, (tensor,), [tensor])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -678,7 +697,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
             if avg:
                 out.div_(pg.size())
             tensor.copy_(out)
-    return pg._submit("reduce", fn, async_op, (tensor,))
+    return pg._submit("reduce", fn, async_op, (tensor,), [tensor])
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
