@@ -196,7 +196,7 @@ class _Worker:
 
     def traceback(self) -> str:
         lines = [b.decode(errors="replace").rstrip("\n") for b in self.tail]
-        start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last)")),
+        start = max((i for i, ln in enumerate(lines) if "Traceback (most recent call last)" in ln),
                     default=max(0, len(lines) - 10))
         return "\n".join(lines[start:])
 
