@@ -18,6 +18,25 @@ sys.path.insert(0, str(ROOT))
 from tools.codegen import generate  # noqa: E402
 
 
+GLOO_INCLUDE_DIRS = ["/usr/include", "/usr/local/include"]
+GLOO_LIB_DIRS = ["/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib"]
+
+
+def gloo_found() -> bool:
+    """ember._C_gloo (ember.distributed's engine) is built only where gloo is installed
+    (Debian/Ubuntu: apt-get install libgloo-dev); EMBER_NO_GLOO=1 skips it anyway."""
+    if os.environ.get("EMBER_NO_GLOO", "") not in ("", "0"):
+        print("ember: EMBER_NO_GLOO is set: not building ember._C_gloo (ember.distributed unavailable)")
+        return False
+    header = any(Path(d, "gloo", "rendezvous", "context.h").exists() for d in GLOO_INCLUDE_DIRS)
+    library = any(Path(d, name).exists() for d in GLOO_LIB_DIRS for name in ("libgloo.so", "libgloo.a"))
+    if not (header and library):
+        print("ember: gloo not found (no gloo/rendezvous/context.h or libgloo.so): not building ember._C_gloo; "
+              "ember.distributed will be unavailable (apt-get install libgloo-dev, then rebuild)")
+        return False
+    return True
+
+
 def hand_written_sources():
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.cpp"))
 
@@ -66,6 +85,8 @@ class BuildExt(build_ext):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(stub, target)
         for ext in self.extensions:
+            if ext.name != "ember._C":
+                continue
             ext.sources = hand_written_sources() + [os.path.relpath(p, ROOT) for p in generated]
             ext.include_dirs = ["csrc", str(gen_dir)]
         self.force = True  # the per-object check below decides what to recompile
@@ -74,6 +95,15 @@ class BuildExt(build_ext):
     def build_extension(self, ext):
         compiler = self.compiler
         flags = compile_flags()
+        if ext.name == "ember._C_gloo":  # one file: the stock compile, with ember's flags (and sanitizers)
+            ext.extra_compile_args = flags
+            ext.extra_link_args = ["-fvisibility=hidden"] + (SANITIZE_FLAGS[:1] if sanitize() else [])
+            saved = compiler.__dict__.pop("compile", None)  # ember._C's parallel_compile, if it ran first
+            try:
+                return super().build_extension(ext)
+            finally:
+                if saved is not None:
+                    compiler.compile = saved
         ext.extra_compile_args = flags + [f'-DEMBER_BUILD_FLAGS="{" ".join(flags)}"']
         ext.extra_link_args = ["-fvisibility=hidden"] + (SANITIZE_FLAGS[:1] if sanitize() else [])
 
@@ -107,7 +137,12 @@ class BuildExt(build_ext):
         super().build_extension(ext)
 
 
+EXTENSIONS = [Extension("ember._C", sources=["csrc/python/module.cpp"], language="c++")]
+if gloo_found():
+    EXTENSIONS.append(Extension("ember._C_gloo", sources=["csrc_gloo/gloo_module.cpp"], libraries=["gloo"],
+                                language="c++"))
+
 setup(
-    ext_modules=[Extension("ember._C", sources=["csrc/python/module.cpp"], language="c++")],
+    ext_modules=EXTENSIONS,
     cmdclass={"build_ext": BuildExt},
 )

@@ -1,0 +1,594 @@
+// ember._C_gloo: gloo's collectives over raw memory, for ember.distributed. It knows
+// nothing of ember's tensors (no ember header): Python passes addresses, element counts
+// and a dtype code of contiguous tensors; every collective runs with the GIL released.
+// The rendezvous goes through a Python store object (ember.distributed's TCPStore,
+// FileStore, HashStore, PrefixStore), called back with the GIL taken.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/scatter.h>
+#include <gloo/transport/tcp/device.h>
+
+namespace {
+
+// ---- the Python store as a gloo store ----------------------------------------------
+
+struct PythonError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Called with the GIL held: turns the pending Python exception into a C++ one whose text
+// the binding re-raises (gloo catches nothing, so it reaches connectFullMesh's caller).
+[[noreturn]] void throw_python_error() {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    std::string text = "store error";
+    if (value) {
+        PyObject* s = PyObject_Str(value);
+        if (s) {
+            const char* c = PyUnicode_AsUTF8(s);
+            if (c) text = c;
+            Py_DECREF(s);
+        }
+    }
+    PyErr_Clear();
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    throw PythonError(text);
+}
+
+class PyStore : public gloo::rendezvous::Store {
+public:
+    explicit PyStore(PyObject* store) : store_(store) { Py_INCREF(store_); }
+    ~PyStore() override {
+        PyGILState_STATE g = PyGILState_Ensure();
+        Py_DECREF(store_);
+        PyGILState_Release(g);
+    }
+
+    void set(const std::string& key, const std::vector<char>& data) override {
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyObject* r = PyObject_CallMethod(store_, "set", "s#y#", key.data(), (Py_ssize_t)key.size(), data.data(),
+                                          (Py_ssize_t)data.size());
+        finish(r, g);
+    }
+
+    std::vector<char> get(const std::string& key) override {
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyObject* r = PyObject_CallMethod(store_, "get", "s#", key.data(), (Py_ssize_t)key.size());
+        if (!r || !PyBytes_Check(r)) {
+            if (r) {
+                Py_DECREF(r);
+                PyErr_SetString(PyExc_TypeError, "store.get must return bytes");
+            }
+            try {
+                throw_python_error();
+            } catch (...) {
+                PyGILState_Release(g);
+                throw;
+            }
+        }
+        std::vector<char> out(PyBytes_AS_STRING(r), PyBytes_AS_STRING(r) + PyBytes_GET_SIZE(r));
+        Py_DECREF(r);
+        PyGILState_Release(g);
+        return out;
+    }
+
+    void wait(const std::vector<std::string>& keys) override { wait(keys, kDefaultTimeout); }
+
+    void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds&) override {
+        // the Python store's own timeout applies
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyObject* list = PyList_New((Py_ssize_t)keys.size());
+        for (size_t i = 0; list && i < keys.size(); i++)
+            PyList_SET_ITEM(list, i, PyUnicode_FromStringAndSize(keys[i].data(), (Py_ssize_t)keys[i].size()));
+        PyObject* r = list ? PyObject_CallMethod(store_, "wait", "O", list) : nullptr;
+        Py_XDECREF(list);
+        finish(r, g);
+    }
+
+private:
+    void finish(PyObject* r, PyGILState_STATE g) {
+        if (!r) {
+            try {
+                throw_python_error();
+            } catch (...) {
+                PyGILState_Release(g);
+                throw;
+            }
+        }
+        Py_DECREF(r);
+        PyGILState_Release(g);
+    }
+    PyObject* store_;
+};
+
+// ---- contexts ------------------------------------------------------------------------
+
+struct Group {
+    std::shared_ptr<gloo::transport::Device> device;
+    std::shared_ptr<gloo::rendezvous::Context> context;
+};
+
+const char* kCapsule = "ember._C_gloo.Context";
+
+Group* group_of(PyObject* capsule) {
+    return static_cast<Group*>(PyCapsule_GetPointer(capsule, kCapsule));
+}
+
+void free_group(PyObject* capsule) {
+    Group* g = group_of(capsule);
+    if (!g) {
+        PyErr_Clear();
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS  // the device's loop thread is joined here
+    delete g;
+    Py_END_ALLOW_THREADS
+}
+
+// Runs fn with the GIL released; a C++ exception becomes a RuntimeError.
+template <typename F>
+PyObject* run(F&& fn) {
+    std::string error;
+    Py_BEGIN_ALLOW_THREADS
+    try {
+        fn();
+    } catch (const std::exception& e) {
+        error = e.what();
+        if (error.empty()) error = "gloo error";
+    } catch (...) {
+        error = "gloo error (unknown exception)";
+    }
+    Py_END_ALLOW_THREADS
+    if (!error.empty()) {
+        PyErr_SetString(PyExc_RuntimeError, error.c_str());
+        return nullptr;
+    }
+    Py_RETURN_NONE;
+}
+
+PyObject* new_context(PyObject*, PyObject* args) {
+    PyObject* store;
+    int rank, size;
+    long long timeout_ms;
+    const char* hostname;
+    if (!PyArg_ParseTuple(args, "OiiLs", &store, &rank, &size, &timeout_ms, &hostname)) return nullptr;
+    auto group = std::make_unique<Group>();
+    auto py_store = std::make_shared<PyStore>(store);
+    std::string host = hostname;
+    PyObject* ok = run([&] {
+        gloo::transport::tcp::attr attr;
+        attr.hostname = host;
+        group->device = gloo::transport::tcp::CreateDevice(attr);
+        group->context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+        group->context->setTimeout(std::chrono::milliseconds(timeout_ms));
+        group->context->connectFullMesh(*py_store, group->device);
+    });
+    if (!ok) return nullptr;
+    Py_DECREF(ok);
+    return PyCapsule_New(group.release(), kCapsule, free_group);
+}
+
+PyObject* set_timeout(PyObject*, PyObject* args) {
+    PyObject* cap;
+    long long timeout_ms;
+    if (!PyArg_ParseTuple(args, "OL", &cap, &timeout_ms)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    g->context->setTimeout(std::chrono::milliseconds(timeout_ms));
+    Py_RETURN_NONE;
+}
+
+// ---- element types and reductions ------------------------------------------------------
+
+// dtype codes (ember.distributed._DTYPE_CODES): 0 bool, 1 uint8, 2 int8, 3 int16, 4 int32,
+// 5 int64, 6 float16 (gloo's), 7 float32, 8 float64. bfloat16 is staged through float32 in
+// Python; float16 too for SUM/PRODUCT (so the result is one rounding of a float32 value).
+enum Op { SUM = 0, PRODUCT = 1, MIN = 2, MAX = 3, BAND = 4, BOR = 5, BXOR = 6 };
+
+template <typename T>
+void band(void* c, const void* a, const void* b, size_t n) {
+    for (size_t i = 0; i < n; i++) ((T*)c)[i] = ((const T*)a)[i] & ((const T*)b)[i];
+}
+template <typename T>
+void bor(void* c, const void* a, const void* b, size_t n) {
+    for (size_t i = 0; i < n; i++) ((T*)c)[i] = ((const T*)a)[i] | ((const T*)b)[i];
+}
+template <typename T>
+void bxor(void* c, const void* a, const void* b, size_t n) {
+    for (size_t i = 0; i < n; i++) ((T*)c)[i] = ((const T*)a)[i] ^ ((const T*)b)[i];
+}
+// gloo's min/max use < and >, which do not propagate NaN; torch's reductions do
+template <typename T>
+void fmin_nan(void* c, const void* a, const void* b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        T x = ((const T*)a)[i], y = ((const T*)b)[i];
+        ((T*)c)[i] = std::isnan(x) ? x : std::isnan(y) ? y : (y < x ? y : x);
+    }
+}
+template <typename T>
+void fmax_nan(void* c, const void* a, const void* b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        T x = ((const T*)a)[i], y = ((const T*)b)[i];
+        ((T*)c)[i] = std::isnan(x) ? x : std::isnan(y) ? y : (y > x ? y : x);
+    }
+}
+
+using Func = gloo::AllreduceOptions::Func;
+using RawFn = void (*)(void*, const void*, const void*, size_t);
+
+template <typename T>
+Func int_func(int op) {
+    switch (op) {
+        case SUM: return Func(static_cast<RawFn>(&gloo::sum<T>));
+        case PRODUCT: return Func(static_cast<RawFn>(&gloo::product<T>));
+        case MIN: return Func(static_cast<RawFn>(&gloo::min<T>));
+        case MAX: return Func(static_cast<RawFn>(&gloo::max<T>));
+        case BAND: return Func(&band<T>);
+        case BOR: return Func(&bor<T>);
+        case BXOR: return Func(&bxor<T>);
+    }
+    return nullptr;
+}
+
+template <typename T>
+Func float_func(int op) {
+    switch (op) {
+        case SUM: return Func(static_cast<RawFn>(&gloo::sum<T>));
+        case PRODUCT: return Func(static_cast<RawFn>(&gloo::product<T>));
+        case MIN: return Func(&fmin_nan<T>);
+        case MAX: return Func(&fmax_nan<T>);
+    }
+    return nullptr;
+}
+
+Func half_func(int op) {
+    switch (op) {
+        case SUM: return Func(static_cast<RawFn>(&gloo::sum<gloo::float16>));
+        case PRODUCT: return Func(static_cast<RawFn>(&gloo::product<gloo::float16>));
+        case MIN: return Func(static_cast<RawFn>(&gloo::min<gloo::float16>));
+        case MAX: return Func(static_cast<RawFn>(&gloo::max<gloo::float16>));
+    }
+    return nullptr;
+}
+
+// bool: any/all, as torch's reductions of bool tensors give
+Func bool_func(int op) {
+    switch (op) {
+        case SUM: case MAX: case BOR: return Func(static_cast<RawFn>(&gloo::max<uint8_t>));
+        case PRODUCT: case MIN: case BAND: return Func(static_cast<RawFn>(&gloo::min<uint8_t>));
+        case BXOR: return Func(&bxor<uint8_t>);
+    }
+    return nullptr;
+}
+
+Func reduce_func(int dtype, int op) {
+    switch (dtype) {
+        case 0: return bool_func(op);
+        case 1: return int_func<uint8_t>(op);
+        case 2: return int_func<int8_t>(op);
+        case 3: return int_func<int16_t>(op);
+        case 4: return int_func<int32_t>(op);
+        case 5: return int_func<int64_t>(op);
+        case 6: return half_func(op);
+        case 7: return float_func<float>(op);
+        case 8: return float_func<double>(op);
+    }
+    return nullptr;
+}
+
+size_t element_size(int dtype) {
+    static const size_t sizes[] = {1, 1, 1, 2, 4, 8, 2, 4, 8};
+    return dtype >= 0 && dtype <= 8 ? sizes[dtype] : 0;
+}
+
+// The options' setInput<T> only record sizeof(T) and a byte count, so one byte-sized or
+// element-sized stand-in type per width is all the templates need.
+template <size_t N>
+struct alignas(N) Bytes {
+    char b[N];
+};
+
+template <typename F>
+bool with_width(size_t width, F&& f) {
+    switch (width) {
+        case 1: f(Bytes<1>{}); return true;
+        case 2: f(Bytes<2>{}); return true;
+        case 4: f(Bytes<4>{}); return true;
+        case 8: f(Bytes<8>{}); return true;
+    }
+    return false;
+}
+
+void* ptr(unsigned long long p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
+
+// ---- collectives ---------------------------------------------------------------------
+// Every pointer is an address of a contiguous buffer Python keeps alive for the call.
+
+PyObject* allreduce(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned long long p;
+    Py_ssize_t n;
+    int dtype, op;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKniiI", &cap, &p, &n, &dtype, &op, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    Func fn = reduce_func(dtype, op);
+    if (!fn) return PyErr_Format(PyExc_ValueError, "unsupported dtype code %d / op %d", dtype, op);
+    if (n == 0) Py_RETURN_NONE;
+    return run([&] {
+        gloo::AllreduceOptions opts(g->context);
+        with_width(element_size(dtype), [&](auto t) {
+            using T = decltype(t);
+            opts.setOutput<T>(static_cast<T*>(ptr(p)), n);
+        });
+        opts.setReduceFunction(fn);
+        opts.setTag(tag);
+        gloo::allreduce(opts);
+    });
+}
+
+PyObject* reduce(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned long long in, out;
+    Py_ssize_t n;
+    int dtype, op, root;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKKniiiI", &cap, &in, &out, &n, &dtype, &op, &root, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    Func fn = reduce_func(dtype, op);
+    if (!fn) return PyErr_Format(PyExc_ValueError, "unsupported dtype code %d / op %d", dtype, op);
+    if (n == 0) Py_RETURN_NONE;
+    return run([&] {
+        gloo::ReduceOptions opts(g->context);
+        with_width(element_size(dtype), [&](auto t) {
+            using T = decltype(t);
+            opts.setInput<T>(static_cast<T*>(ptr(in)), n);
+            opts.setOutput<T>(static_cast<T*>(ptr(out)), n);
+        });
+        opts.setReduceFunction(fn);
+        opts.setRoot(root);
+        opts.setTag(tag);
+        gloo::reduce(opts);
+    });
+}
+
+// Byte-level collectives: the element type does not matter to them, so Python passes
+// byte counts (a multiple of width, the element size, which keeps gloo's alignment).
+
+PyObject* broadcast(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned long long p;
+    Py_ssize_t nbytes;
+    int root;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKniI", &cap, &p, &nbytes, &root, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    if (nbytes == 0) Py_RETURN_NONE;
+    return run([&] {
+        gloo::BroadcastOptions opts(g->context);
+        opts.setOutput<char>(static_cast<char*>(ptr(p)), nbytes);
+        opts.setRoot(root);
+        opts.setTag(tag);
+        gloo::broadcast(opts);
+    });
+}
+
+PyObject* allgather(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned long long in, out;
+    Py_ssize_t nbytes;  // per rank
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKKnI", &cap, &in, &out, &nbytes, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    if (nbytes == 0) Py_RETURN_NONE;
+    return run([&] {
+        gloo::AllgatherOptions opts(g->context);
+        opts.setInput<char>(static_cast<char*>(ptr(in)), nbytes);
+        opts.setOutput<char>(static_cast<char*>(ptr(out)), nbytes * g->context->size);
+        opts.setTag(tag);
+        gloo::allgather(opts);
+    });
+}
+
+PyObject* gather(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned long long in, out;
+    Py_ssize_t nbytes;  // per rank
+    int root;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKKniI", &cap, &in, &out, &nbytes, &root, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    if (nbytes == 0) Py_RETURN_NONE;
+    return run([&] {
+        gloo::GatherOptions opts(g->context);
+        opts.setInput<char>(static_cast<char*>(ptr(in)), nbytes);
+        if (g->context->rank == root) opts.setOutput<char>(static_cast<char*>(ptr(out)), nbytes * g->context->size);
+        opts.setRoot(root);
+        opts.setTag(tag);
+        gloo::gather(opts);
+    });
+}
+
+PyObject* scatter(PyObject*, PyObject* args) {
+    PyObject *cap, *ins;
+    unsigned long long out;
+    Py_ssize_t nbytes;
+    int root;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OOKniI", &cap, &ins, &out, &nbytes, &root, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    std::vector<char*> in_ptrs;
+    PyObject* seq = PySequence_Fast(ins, "scatter: inputs must be a sequence of addresses");
+    if (!seq) return nullptr;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        unsigned long long a = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return nullptr;
+        }
+        in_ptrs.push_back(static_cast<char*>(ptr(a)));
+    }
+    Py_DECREF(seq);
+    if (nbytes == 0) Py_RETURN_NONE;
+    return run([&] {
+        gloo::ScatterOptions opts(g->context);
+        if (g->context->rank == root) opts.setInputs<char>(in_ptrs, nbytes);
+        opts.setOutput<char>(static_cast<char*>(ptr(out)), nbytes);
+        opts.setRoot(root);
+        opts.setTag(tag);
+        gloo::scatter(opts);
+    });
+}
+
+std::vector<int64_t> int64_list(PyObject* obj) {
+    std::vector<int64_t> v;
+    PyObject* seq = PySequence_Fast(obj, "expected a sequence of ints");
+    if (!seq) return v;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        v.push_back(PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i)));
+        if (PyErr_Occurred()) break;
+    }
+    Py_DECREF(seq);
+    return v;
+}
+
+// all_to_all with per-rank byte counts (equal splits are the special case)
+PyObject* alltoallv(PyObject*, PyObject* args) {
+    PyObject *cap, *in_counts_obj, *out_counts_obj;
+    unsigned long long in, out;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKOKOI", &cap, &in, &in_counts_obj, &out, &out_counts_obj, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    std::vector<int64_t> in_counts = int64_list(in_counts_obj);
+    if (PyErr_Occurred()) return nullptr;
+    std::vector<int64_t> out_counts = int64_list(out_counts_obj);
+    if (PyErr_Occurred()) return nullptr;
+    // gloo's alltoallv creates unbound buffers even for zero bytes; give them a byte of room
+    static char dummy[8];
+    void* in_p = in ? ptr(in) : dummy;
+    void* out_p = out ? ptr(out) : dummy;
+    return run([&] {
+        gloo::AlltoallvOptions opts(g->context);
+        opts.setInput<char>(static_cast<char*>(in_p), in_counts);
+        opts.setOutput<char>(static_cast<char*>(out_p), out_counts);
+        opts.setTag(tag);
+        gloo::alltoallv(opts);
+    });
+}
+
+PyObject* barrier(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OI", &cap, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    return run([&] {
+        gloo::BarrierOptions opts(g->context);
+        opts.setTag(tag);
+        gloo::barrier(opts);
+    });
+}
+
+// point to point: the slot keeps user tags apart from the collectives' (whose slots
+// carry a collective prefix in the top byte)
+uint64_t p2p_slot(unsigned int tag) { return (uint64_t(0xe0) << 56) | tag; }
+
+PyObject* send(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned long long p;
+    Py_ssize_t nbytes;
+    int dst;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKniI", &cap, &p, &nbytes, &dst, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    static char dummy[8];
+    void* buf = nbytes ? ptr(p) : dummy;
+    return run([&] {
+        auto ub = g->context->createUnboundBuffer(buf, nbytes);
+        ub->send(dst, p2p_slot(tag));
+        ub->waitSend(g->context->getTimeout());
+    });
+}
+
+// src < 0: from any rank; returns the rank the data came from
+PyObject* recv(PyObject*, PyObject* args) {
+    PyObject* cap;
+    unsigned long long p;
+    Py_ssize_t nbytes;
+    int src;
+    unsigned int tag;
+    if (!PyArg_ParseTuple(args, "OKniI", &cap, &p, &nbytes, &src, &tag)) return nullptr;
+    Group* g = group_of(cap);
+    if (!g) return nullptr;
+    static char dummy[8];
+    void* buf = nbytes ? ptr(p) : dummy;
+    int from = -1;
+    PyObject* r = run([&] {
+        auto ub = g->context->createUnboundBuffer(buf, nbytes);
+        if (src >= 0) {
+            ub->recv(src, p2p_slot(tag));
+        } else {
+            std::vector<int> all;
+            for (int i = 0; i < g->context->size; i++)
+                if (i != g->context->rank) all.push_back(i);
+            ub->recv(all, p2p_slot(tag));
+        }
+        ub->waitRecv(&from, g->context->getTimeout());
+    });
+    if (!r) return nullptr;
+    Py_DECREF(r);
+    return PyLong_FromLong(from);
+}
+
+PyMethodDef methods[] = {
+    {"new_context", new_context, METH_VARARGS,
+     "new_context(store, rank, size, timeout_ms, hostname) -> context: connects every rank over TCP"},
+    {"set_timeout", set_timeout, METH_VARARGS, "set_timeout(context, timeout_ms)"},
+    {"allreduce", allreduce, METH_VARARGS, "allreduce(context, ptr, numel, dtype, op, tag): in place"},
+    {"reduce", reduce, METH_VARARGS, "reduce(context, in, out, numel, dtype, op, root, tag)"},
+    {"broadcast", broadcast, METH_VARARGS, "broadcast(context, ptr, nbytes, root, tag)"},
+    {"allgather", allgather, METH_VARARGS, "allgather(context, in, out, nbytes_per_rank, tag)"},
+    {"gather", gather, METH_VARARGS, "gather(context, in, out, nbytes_per_rank, root, tag)"},
+    {"scatter", scatter, METH_VARARGS, "scatter(context, [in per rank], out, nbytes, root, tag)"},
+    {"alltoallv", alltoallv, METH_VARARGS, "alltoallv(context, in, in_bytes_per_rank, out, out_bytes_per_rank, tag)"},
+    {"barrier", barrier, METH_VARARGS, "barrier(context, tag)"},
+    {"send", send, METH_VARARGS, "send(context, ptr, nbytes, dst, tag)"},
+    {"recv", recv, METH_VARARGS, "recv(context, ptr, nbytes, src, tag) -> source rank (src -1: any)"},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "ember._C_gloo", "gloo collectives for ember.distributed", -1, methods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__C_gloo() { return PyModule_Create(&module); }
