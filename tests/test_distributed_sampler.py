@@ -61,3 +61,12 @@ def test_bad_rank(rank):
     with pytest.raises(ValueError) as t:
         tdist.DistributedSampler(range(4), num_replicas=2, rank=rank)
     assert str(e.value) == str(t.value)
+
+
+def test_without_a_process_group_is_torchs_error():
+    with pytest.raises(ValueError) as e:
+        DistributedSampler(range(4))
+    with pytest.raises(ValueError) as t:
+        tdist.DistributedSampler(range(4))
+    assert str(e.value) == str(t.value)
+    assert len(DistributedSampler(range(4), num_replicas=3, rank=0)) == 2  # given both: no group needed

@@ -18,7 +18,7 @@ SHOW_ENV = """
 import os, sys
 keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "MASTER_ADDR",
         "MASTER_PORT", "TORCHELASTIC_RESTART_COUNT", "OMP_NUM_THREADS"]
-print(" ".join(f"{k}={os.environ.get(k)}" for k in keys), "ARGS=" + ",".join(sys.argv[1:]), flush=True)
+print(" ".join(f"{k}={os.environ.get(k)}" for k in keys) + " ARGS=" + ",".join(sys.argv[1:]), flush=True)
 """
 
 
@@ -107,7 +107,7 @@ def test_restarts(tmp_path):
         import os
         if os.environ["TORCHELASTIC_RESTART_COUNT"] == "0" and os.environ["RANK"] == "0":
             raise SystemExit(7)
-        print("done", os.environ["RANK"], flush=True)
+        print("done " + os.environ["RANK"], flush=True)
     """)
     r = launch(["--nproc-per-node", "2", "--max-restarts", "1", job], tmp_path)
     assert r.returncode == 0, r.stderr
@@ -122,7 +122,7 @@ def test_signals_are_forwarded(tmp_path, sig):
     job = script(tmp_path, """
         import os, signal, sys, time
         def stop(s, f):
-            print("rank", os.environ["RANK"], "got", s, flush=True)
+            print(f"rank {os.environ['RANK']} got {s}", flush=True)  # one write: -u writes each argument alone
             sys.exit(3)
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
@@ -143,7 +143,10 @@ def test_signals_are_forwarded(tmp_path, sig):
 
 @pytest.mark.timeout(60)
 def test_combines_with_as_torch_both_ways(tmp_path):
-    job = script(tmp_path, "import os, torch\nprint(os.environ['RANK'], torch.__name__, torch.ones(3).sum().item())\n")
+    job = script(tmp_path, """
+        import os, torch
+        print(f"{os.environ['RANK']} {torch.__name__} {torch.ones(3).sum().item()}")
+    """)
     r = launch(["--nproc-per-node", "2", "-m", "ember.as_torch", job], tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.splitlines()) == ["0 ember 3.0", "1 ember 3.0"]
@@ -173,3 +176,51 @@ def test_console_script_is_declared():
     assert scripts["emberrun"] == "ember.distributed.run:main"
     from ember.distributed.run import main
     assert callable(main)
+
+
+TORCHRUN_PROGRAM = """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+dist.init_process_group(backend="gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.manual_seed(rank)  # different on each rank: DDP copies rank 0's
+model = DDP(torch.nn.Linear(3, 1))
+data = TensorDataset(torch.arange(30.0).reshape(10, 3), torch.arange(10.0).reshape(10, 1))
+sampler = DistributedSampler(data, shuffle=True, seed=5)
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+seen = []
+for epoch in range(2):
+    sampler.set_epoch(epoch)
+    seen += list(sampler)
+    for x, y in DataLoader(data, batch_size=2, sampler=sampler):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+weights = torch.cat([p.detach().flatten() for p in model.parameters()])
+gathered = [torch.zeros_like(weights) for _ in range(world)]
+dist.all_gather(gathered, weights)
+same = all(torch.equal(g, gathered[0]) for g in gathered)
+print(f"{rank} {world} {same} {','.join(map(str, seen))} {sorted(model.state_dict())}", flush=True)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.timeout(120)
+def test_an_unchanged_torchrun_program_runs_on_ember(tmp_path):
+    import torch.utils.data.distributed as tdist
+    job = script(tmp_path, TORCHRUN_PROGRAM)
+    r = launch(["--nproc-per-node", "2", "-m", "ember.as_torch", job], tmp_path, timeout=100)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for rank, line in enumerate(sorted(r.stdout.splitlines())):
+        sampler = tdist.DistributedSampler(range(10), num_replicas=2, rank=rank, shuffle=True, seed=5)
+        seen = []
+        for epoch in range(2):
+            sampler.set_epoch(epoch)
+            seen += list(sampler)
+        # the ranks agree on the weights, draw torch's indices, and name the state as torch's DDP
+        assert line == f"{rank} 2 True {','.join(map(str, seen))} ['module.bias', 'module.weight']"
