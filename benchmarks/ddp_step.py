@@ -9,7 +9,8 @@ start their processes with ember.distributed.run and use cores / processes threa
 
 Printed per configuration: median time per step and sequences per second; for DDP the
 communication: ember's time all_reduce takes for all buckets run alone (`comm`), the part
-of it still waited for after backward (`exposed`: the wait in the last bucket's hook)
+of it still waited for after backward (`exposed`: the wait in the last bucket's hook of
+the rank that finished backward last, since the others' waits include waiting for it)
 and the share hidden behind backward (1 - exposed / comm); torch's from its own DDP
 logging (avg_backward_comm_time and avg_backward_compute_comm_overlap_time).
 """
@@ -38,12 +39,12 @@ def _example():
     return example
 
 
-def worker(lib_name: str, steps: int, warmup: int, out: str) -> None:
+def worker(lib_name: str, steps: int, warmup: int, out: str, threads: int) -> None:
     lib = importlib.import_module(lib_name)
     dist = importlib.import_module(f"{lib_name}.distributed")
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
-    lib.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+    lib.set_num_threads(threads or max(1, (os.cpu_count() or 1) // world))
     example = _example()
     lib.manual_seed(0)
     generator = lib.Generator().manual_seed(rank)
@@ -71,16 +72,23 @@ def worker(lib_name: str, steps: int, warmup: int, out: str) -> None:
         dist.barrier()
         if lib_name == "ember":
             model.comm_stats.update(launch_s=0.0, wait_s=0.0, reductions=0)
-    times = []
+    times, arrivals = [], []
     for _ in range(steps):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
+        if world > 1 and lib_name == "ember":
+            arrivals.append((model.comm_stats["last_arrival"], model.comm_stats["last_wait_s"]))
     result = {"step_s": statistics.median(times), "world": world}
     if world > 1 and lib_name == "ember":
-        stats = model.comm_stats
-        result["exposed_s"] = stats["wait_s"] / stats["reductions"]
-        result["launch_s"] = stats["launch_s"] / stats["reductions"]
+        everyone = [None] * world
+        dist.all_gather_object(everyone, arrivals)
+        # per step, the wait of the rank that finished backward last: the others also
+        # waited for it, which is imbalance, not communication
+        last = [max((r[k] for r in everyone), key=lambda a: a[0])[1] for k in range(steps)]
+        result["exposed_s"] = statistics.median(last)
+        result["wait_s"] = model.comm_stats["wait_s"] / model.comm_stats["reductions"]
+        result["launch_s"] = model.comm_stats["launch_s"] / model.comm_stats["reductions"]
         result["buckets"] = len(model._buckets)
         dist.barrier()
         alone = []
@@ -103,10 +111,10 @@ def worker(lib_name: str, steps: int, warmup: int, out: str) -> None:
             json.dump(result, f)
 
 
-def measure(lib: str, nproc: int, steps: int, warmup: int) -> dict:
+def measure(lib: str, nproc: int, steps: int, warmup: int, threads: int) -> dict:
     out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"ddp_step_{lib}_{nproc}_{os.getpid()}.json")
     cmd = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc), "-m", "benchmarks.ddp_step",
-           "--worker", lib, "--steps", str(steps), "--warmup", str(warmup), "--out", out]
+           "--worker", lib, "--steps", str(steps), "--warmup", str(warmup), "--out", out, "--threads", str(threads)]
     subprocess.run(cmd, cwd=REPO_ROOT, check=True, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
     with open(out) as f:
         result = json.load(f)
@@ -119,22 +127,25 @@ def main() -> None:
     parser.add_argument("--nproc", type=int, default=2)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=0, help="threads per process (default: cores / processes)")
     parser.add_argument("--worker", choices=["ember", "torch"], help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.steps, args.warmup, args.out)
+        worker(args.worker, args.steps, args.warmup, args.out, args.threads)
         return
-    print(f"char transformer train step, {BATCH}x{CONTEXT} chars per process, {os.cpu_count()} cores")
+    print(f"char transformer train step, {BATCH}x{CONTEXT} chars per process, {os.cpu_count()} cores, "
+          f"{args.threads or 'cores / processes'} threads per process")
     for lib in ("ember", "torch"):
         for nproc in (1, args.nproc):
-            r = measure(lib, nproc, args.steps, args.warmup)
+            r = measure(lib, nproc, args.steps, args.warmup, args.threads)
             line = (f"{lib:5} {nproc} process{'es' if nproc > 1 else '  '}  {r['step_s'] * 1e3:7.1f} ms/step  "
                     f"{nproc * BATCH / r['step_s']:7.1f} seq/s")
             if nproc > 1 and lib == "ember":
                 hidden = 1 - r["exposed_s"] / r["comm_s"] if r["comm_s"] else 0.0
                 line += (f"  comm {r['comm_s'] * 1e3:.2f} ms in {r['buckets']} buckets, exposed "
-                         f"{r['exposed_s'] * 1e3:.2f} ms, hidden {max(0.0, hidden):.0%}")
+                         f"{r['exposed_s'] * 1e3:.2f} ms, hidden {max(0.0, hidden):.0%} (mean wait with "
+                         f"imbalance {r['wait_s'] * 1e3:.2f} ms)")
             elif nproc > 1:
                 hidden = r["overlap_s"] / r["comm_s"] if r["comm_s"] else 0.0
                 line += (f"  comm {r['comm_s'] * 1e3:.2f} ms (torch's logging), overlapped "

@@ -150,8 +150,10 @@ class DistributedDataParallel(Module):
         self._next_launch = 0
         self._locally_used = set()
         # comm_stats: seconds spent launching all_reduces in hooks and waiting for them at
-        # the end of backward (the exposed part), summed until reset (benchmarks read it)
-        self.comm_stats = {"launch_s": 0.0, "wait_s": 0.0, "reductions": 0}
+        # the end of backward (the exposed part), summed until reset, and the last wait
+        # with the wall time it began (benchmarks read them: a rank that arrives early
+        # also waits for the others, so the exposed communication is the last arrival's wait)
+        self.comm_stats = {"launch_s": 0.0, "wait_s": 0.0, "reductions": 0, "last_wait_s": 0.0, "last_arrival": 0.0}
         # The hooks hold this module weakly: the parameters' accumulators live as long as
         # the parameters, which must not keep a dropped wrapper (and its buckets) alive.
         me = weakref.ref(self)
@@ -248,6 +250,7 @@ class DistributedDataParallel(Module):
 
     def _finalize(self):
         dist = _dist()
+        self.comm_stats["last_arrival"] = time.time()
         start = time.perf_counter()
         for bucket in self._buckets:
             bucket.work.wait()
@@ -256,7 +259,8 @@ class DistributedDataParallel(Module):
             flags = ember.tensor([id(p) in self._locally_used for p in self._params], dtype=ember.int32)
             dist.all_reduce(flags, group=self.process_group)
             globally_used = flags.tolist()
-        self.comm_stats["wait_s"] += time.perf_counter() - start
+        self.comm_stats["last_wait_s"] = time.perf_counter() - start
+        self.comm_stats["wait_s"] += self.comm_stats["last_wait_s"]
         self.comm_stats["reductions"] += 1
         with ember.no_grad():
             for k, p in enumerate(self._params):
