@@ -68,7 +68,8 @@ public:
 
     void set(const std::string& key, const std::vector<char>& data) override {
         PyGILState_STATE g = PyGILState_Ensure();
-        PyObject* r = PyObject_CallMethod(store_, "set", "s#y#", key.data(), (Py_ssize_t)key.size(), data.data(),
+        PyObject* r = PyObject_CallMethod(store_, "set", "s#y#", key.data(), (Py_ssize_t)key.size(),
+                                          data.empty() ? "" : data.data(),  // "y#" turns NULL into None
                                           (Py_ssize_t)data.size());
         finish(r, g);
     }
@@ -142,6 +143,13 @@ void free_group(PyObject* capsule) {
         PyErr_Clear();
         return;
     }
+#if PY_VERSION_HEX >= 0x030D0000
+    if (Py_IsFinalizing()) return;
+#else
+    if (_Py_IsFinalizing()) return;
+#endif
+    // (at interpreter exit a daemon thread may still be inside a collective on this
+    // context: it is left to the process's end rather than freed under that thread)
     Py_BEGIN_ALLOW_THREADS  // the device's loop thread is joined here
     delete g;
     Py_END_ALLOW_THREADS
@@ -323,6 +331,62 @@ bool with_width(size_t width, F&& f) {
 
 void* ptr(unsigned long long p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
 
+// ---- agreeing before moving data ------------------------------------------------------
+// gloo's TCP pair aborts the process (an exception on its event-loop thread) when a message
+// is longer than the buffer posted for it, so ranks whose collectives disagree in size
+// would crash. Every collective therefore first all-gathers a fixed-size description of
+// itself (kind, dtype, count, root, op) under a slot of its own; any difference raises the
+// same error on every rank, before a byte of tensor data moves. A rank that called another
+// collective, or none, leaves the others waiting there until the group's timeout.
+
+enum Kind { K_ALLREDUCE = 1, K_REDUCE, K_BROADCAST, K_ALLGATHER, K_GATHER, K_SCATTER, K_ALLTOALL, K_BARRIER };
+const char* kind_name(int64_t k) {
+    static const char* names[] = {"?", "all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter",
+                                  "all_to_all", "barrier"};
+    return k >= 0 && k <= 8 ? names[k] : "?";
+}
+const char* dtype_name(int64_t d) {
+    static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"};
+    return d >= 0 && d <= 8 ? names[d] : "bytes";
+}
+
+constexpr int kHeader = 6;  // kind, dtype (-1: bytes), count, root (-1), op (-1), magic
+constexpr int64_t kMagic = 0x656d626572;  // "ember"
+constexpr uint32_t kCheckTag = 0x80000000u;  // Python's tags stay below 2**30
+
+std::string describe(const int64_t* h) {
+    std::string s = std::string(kind_name(h[0])) + "(";
+    s += h[1] >= 0 ? std::to_string(h[2]) + " x " + dtype_name(h[1]) : std::to_string(h[2]) + " bytes";
+    if (h[3] >= 0) s += ", root " + std::to_string(h[3]);
+    static const char* ops[] = {"SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR"};
+    if (h[4] >= 0) s += std::string(", ") + (h[4] <= 6 ? ops[h[4]] : "?");
+    return s + ")";
+}
+
+// extra: more int64s every rank contributes (the same number on every rank once the
+// headers agree), e.g. all_to_all's split sizes; returned all-gathered.
+std::vector<int64_t> agree(Group* g, uint32_t tag, int64_t kind, int64_t dtype, int64_t count, int64_t root,
+                           int64_t op) {
+    const int size = g->context->size;
+    int64_t mine[kHeader] = {kind, dtype, count, root, op, kMagic};
+    std::vector<int64_t> all(kHeader * size);
+    gloo::AllgatherOptions opts(g->context);
+    opts.setInput<int64_t>(mine, kHeader);
+    opts.setOutput<int64_t>(all.data(), all.size());
+    opts.setTag(tag | kCheckTag);
+    gloo::allgather(opts);
+    for (int r = 0; r < size; r++) {
+        const int64_t* h = &all[kHeader * r];
+        bool same = h[kHeader - 1] == kMagic;
+        for (int i = 0; same && i < kHeader - 1; i++) same = h[i] == mine[i];
+        if (!same)
+            throw std::runtime_error("the ranks called different collectives: rank " + std::to_string(g->context->rank) +
+                                     " called " + describe(mine) + ", rank " + std::to_string(r) + " called " +
+                                     (h[kHeader - 1] == kMagic ? describe(h) : std::string("something else")));
+    }
+    return all;
+}
+
 // ---- collectives ---------------------------------------------------------------------
 // Every pointer is an address of a contiguous buffer Python keeps alive for the call.
 
@@ -337,8 +401,9 @@ PyObject* allreduce(PyObject*, PyObject* args) {
     if (!g) return nullptr;
     Func fn = reduce_func(dtype, op);
     if (!fn) return PyErr_Format(PyExc_ValueError, "unsupported dtype code %d / op %d", dtype, op);
-    if (n == 0) Py_RETURN_NONE;
     return run([&] {
+        agree(g, tag, K_ALLREDUCE, dtype, n, -1, op);
+        if (n == 0) return;
         gloo::AllreduceOptions opts(g->context);
         with_width(element_size(dtype), [&](auto t) {
             using T = decltype(t);
@@ -361,8 +426,9 @@ PyObject* reduce(PyObject*, PyObject* args) {
     if (!g) return nullptr;
     Func fn = reduce_func(dtype, op);
     if (!fn) return PyErr_Format(PyExc_ValueError, "unsupported dtype code %d / op %d", dtype, op);
-    if (n == 0) Py_RETURN_NONE;
     return run([&] {
+        agree(g, tag, K_REDUCE, dtype, n, root, op);
+        if (n == 0) return;
         gloo::ReduceOptions opts(g->context);
         with_width(element_size(dtype), [&](auto t) {
             using T = decltype(t);
@@ -388,8 +454,9 @@ PyObject* broadcast(PyObject*, PyObject* args) {
     if (!PyArg_ParseTuple(args, "OKniI", &cap, &p, &nbytes, &root, &tag)) return nullptr;
     Group* g = group_of(cap);
     if (!g) return nullptr;
-    if (nbytes == 0) Py_RETURN_NONE;
     return run([&] {
+        agree(g, tag, K_BROADCAST, -1, nbytes, root, -1);
+        if (nbytes == 0) return;
         gloo::BroadcastOptions opts(g->context);
         opts.setOutput<char>(static_cast<char*>(ptr(p)), nbytes);
         opts.setRoot(root);
@@ -406,8 +473,9 @@ PyObject* allgather(PyObject*, PyObject* args) {
     if (!PyArg_ParseTuple(args, "OKKnI", &cap, &in, &out, &nbytes, &tag)) return nullptr;
     Group* g = group_of(cap);
     if (!g) return nullptr;
-    if (nbytes == 0) Py_RETURN_NONE;
     return run([&] {
+        agree(g, tag, K_ALLGATHER, -1, nbytes, -1, -1);
+        if (nbytes == 0) return;
         gloo::AllgatherOptions opts(g->context);
         opts.setInput<char>(static_cast<char*>(ptr(in)), nbytes);
         opts.setOutput<char>(static_cast<char*>(ptr(out)), nbytes * g->context->size);
@@ -425,8 +493,9 @@ PyObject* gather(PyObject*, PyObject* args) {
     if (!PyArg_ParseTuple(args, "OKKniI", &cap, &in, &out, &nbytes, &root, &tag)) return nullptr;
     Group* g = group_of(cap);
     if (!g) return nullptr;
-    if (nbytes == 0) Py_RETURN_NONE;
     return run([&] {
+        agree(g, tag, K_GATHER, -1, nbytes, root, -1);
+        if (nbytes == 0) return;
         gloo::GatherOptions opts(g->context);
         opts.setInput<char>(static_cast<char*>(ptr(in)), nbytes);
         if (g->context->rank == root) opts.setOutput<char>(static_cast<char*>(ptr(out)), nbytes * g->context->size);
@@ -457,8 +526,9 @@ PyObject* scatter(PyObject*, PyObject* args) {
         in_ptrs.push_back(static_cast<char*>(ptr(a)));
     }
     Py_DECREF(seq);
-    if (nbytes == 0) Py_RETURN_NONE;
     return run([&] {
+        agree(g, tag, K_SCATTER, -1, nbytes, root, -1);
+        if (nbytes == 0) return;
         gloo::ScatterOptions opts(g->context);
         if (g->context->rank == root) opts.setInputs<char>(in_ptrs, nbytes);
         opts.setOutput<char>(static_cast<char*>(ptr(out)), nbytes);
@@ -496,7 +566,28 @@ PyObject* alltoallv(PyObject*, PyObject* args) {
     static char dummy[8];
     void* in_p = in ? ptr(in) : dummy;
     void* out_p = out ? ptr(out) : dummy;
+    if ((int)in_counts.size() != g->context->size || (int)out_counts.size() != g->context->size)
+        return PyErr_Format(PyExc_ValueError, "alltoallv: one count per rank expected");
     return run([&] {
+        // the headers agree on the kind; then every rank checks every pair of counts
+        agree(g, tag, K_ALLTOALL, -1, g->context->size, -1, -1);
+        const int size = g->context->size, me = g->context->rank;
+        std::vector<int64_t> mine(in_counts), all(2 * size * size);
+        mine.insert(mine.end(), out_counts.begin(), out_counts.end());
+        gloo::AllgatherOptions check(g->context);
+        check.setInput<int64_t>(mine.data(), mine.size());
+        check.setOutput<int64_t>(all.data(), all.size());
+        check.setTag(tag | kCheckTag | 0x40000000u);  // a slot apart from agree()'s
+        gloo::allgather(check);
+        for (int i = 0; i < size; i++)
+            for (int j = 0; j < size; j++) {
+                int64_t sent = all[2 * size * i + j], expected = all[2 * size * j + size + i];
+                if (sent != expected)
+                    throw std::runtime_error("all_to_all split sizes disagree: rank " + std::to_string(i) + " sends " +
+                                             std::to_string(sent) + " bytes to rank " + std::to_string(j) +
+                                             ", which expects " + std::to_string(expected) + " (seen from rank " +
+                                             std::to_string(me) + ")");
+            }
         gloo::AlltoallvOptions opts(g->context);
         opts.setInput<char>(static_cast<char*>(in_p), in_counts);
         opts.setOutput<char>(static_cast<char*>(out_p), out_counts);
@@ -512,6 +603,7 @@ PyObject* barrier(PyObject*, PyObject* args) {
     Group* g = group_of(cap);
     if (!g) return nullptr;
     return run([&] {
+        agree(g, tag, K_BARRIER, -1, 0, -1, -1);
         gloo::BarrierOptions opts(g->context);
         opts.setTag(tag);
         gloo::barrier(opts);
@@ -521,6 +613,9 @@ PyObject* barrier(PyObject*, PyObject* args) {
 // point to point: the slot keeps user tags apart from the collectives' (whose slots
 // carry a collective prefix in the top byte)
 uint64_t p2p_slot(unsigned int tag) { return (uint64_t(0xe0) << 56) | tag; }
+// each message is preceded by its length on a slot of its own, so that a receiver whose
+// buffer has another size raises instead of gloo aborting the process (see agree())
+uint64_t p2p_length_slot(unsigned int tag) { return (uint64_t(0xe1) << 56) | tag; }
 
 PyObject* send(PyObject*, PyObject* args) {
     PyObject* cap;
@@ -534,8 +629,12 @@ PyObject* send(PyObject*, PyObject* args) {
     static char dummy[8];
     void* buf = nbytes ? ptr(p) : dummy;
     return run([&] {
+        int64_t length = nbytes;
+        auto header = g->context->createUnboundBuffer(&length, sizeof(length));
+        header->send(dst, p2p_length_slot(tag));
         auto ub = g->context->createUnboundBuffer(buf, nbytes);
         ub->send(dst, p2p_slot(tag));
+        header->waitSend(g->context->getTimeout());
         ub->waitSend(g->context->getTimeout());
     });
 }
@@ -554,16 +653,23 @@ PyObject* recv(PyObject*, PyObject* args) {
     void* buf = nbytes ? ptr(p) : dummy;
     int from = -1;
     PyObject* r = run([&] {
-        auto ub = g->context->createUnboundBuffer(buf, nbytes);
+        int64_t length = -1;
+        auto header = g->context->createUnboundBuffer(&length, sizeof(length));
         if (src >= 0) {
-            ub->recv(src, p2p_slot(tag));
+            header->recv(src, p2p_length_slot(tag));
         } else {
             std::vector<int> all;
             for (int i = 0; i < g->context->size; i++)
                 if (i != g->context->rank) all.push_back(i);
-            ub->recv(all, p2p_slot(tag));
+            header->recv(all, p2p_length_slot(tag));
         }
-        ub->waitRecv(&from, g->context->getTimeout());
+        header->waitRecv(&from, g->context->getTimeout());
+        if (length != nbytes)
+            throw std::runtime_error("rank " + std::to_string(from) + " sent " + std::to_string(length) +
+                                     " bytes, the receiving tensor has " + std::to_string(nbytes));
+        auto ub = g->context->createUnboundBuffer(buf, nbytes);
+        ub->recv(from, p2p_slot(tag));
+        ub->waitRecv(g->context->getTimeout());
     });
     if (!r) return nullptr;
     Py_DECREF(r);

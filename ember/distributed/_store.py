@@ -193,11 +193,10 @@ def _recv_msg(sock):
 
 
 class _Server:
-    def __init__(self, host, port):
+    def __init__(self, port):
         self.table = _Table()
-        self.listener = socket.create_server((host or "", port), family=socket.AF_INET, reuse_port=False,
-                                             backlog=128) if host not in ("", None) and ":" not in host \
-            else socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=128)
+        # every interface, as torch's master listens: workers on other machines connect to it
+        self.listener = socket.create_server(("", port), backlog=128)
         self.port = self.listener.getsockname()[1]
         self.closed = False
         threading.Thread(target=self._accept, name="ember-tcpstore", daemon=True).start()
@@ -247,7 +246,7 @@ class TCPStore(Store):
                  multi_tenant: bool = False, master_listen_fd=None, use_libuv: bool = True):
         super().__init__(timeout)
         self.host = host_name
-        self._server = _Server(host_name, port) if is_master else None
+        self._server = _Server(port) if is_master else None
         self.port = self._server.port if is_master else port
         self._world_size = world_size
         self._lock = threading.Lock()
@@ -389,8 +388,8 @@ class FileStore(Store):
         keys = list(keys)
         return self._transact(lambda d: (all(k in d for k in keys), False))
 
-    def delete_key(self, key):
-        return self._transact(lambda d: (d.pop(key, None) is not None, True))
+    def delete_key(self, key):  # True even for a missing key, as torch's FileStore answers
+        return self._transact(lambda d: (d.pop(key, None) is not None or True, True))
 
     def num_keys(self):
         return self._transact(lambda d: (len(d), False))

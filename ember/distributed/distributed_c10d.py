@@ -26,18 +26,21 @@ _INSTALL_HINT = ("ember.distributed needs gloo: install it (Debian/Ubuntu: apt-g
 
 
 def _binding():
+    import importlib
     try:
-        from .. import _C_gloo
+        return importlib.import_module("ember._C_gloo")
     except ImportError:
         raise RuntimeError(f"ember was built without gloo, so ember.distributed is unavailable. "
                            f"{_INSTALL_HINT}") from None
-    return _C_gloo
 
 
 def is_available() -> bool:
-    """True when ember was built with gloo (ember._C_gloo exists)."""
-    import importlib.util
-    return importlib.util.find_spec("ember._C_gloo") is not None
+    """True when ember was built with gloo (ember._C_gloo loads)."""
+    try:
+        _binding()
+    except RuntimeError:
+        return False
+    return True
 
 
 def is_gloo_available() -> bool:
@@ -247,7 +250,7 @@ class ProcessGroup:
         if self._ctx is None:
             raise RuntimeError(f"{name}: the process group has been destroyed")
         tag = self._tag
-        self._tag = (self._tag + 1) & 0xFFFFFFFF
+        self._tag = (self._tag + 1) % (1 << 30)  # ember._C_gloo uses the bits above for its checks
         binding, ctx = _binding(), self._ctx
         work = Work(name, keep)
         self._queue.put((lambda: fn(binding, ctx, tag), work))
@@ -503,6 +506,23 @@ def get_default_backend_for_device(device) -> str:
     return Backend.GLOO
 
 
+def _get_default_group() -> ProcessGroup:
+    if _state.default is None:
+        raise _not_initialized()
+    return _state.default
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """LOCAL_RANK, as a launcher sets it."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
+                       "and want the code to run locally instead.")
+
+
 # ---- tensors to addresses --------------------------------------------------------------
 
 def _check_tensor(t, name="tensor"):
@@ -510,8 +530,6 @@ def _check_tensor(t, name="tensor"):
     if not isinstance(t, ember.Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type torch.Tensor\n"
                         f"             but got {type(t)} instead.")
-    if not t.is_contiguous():
-        raise ValueError("Tensors must be contiguous")
 
 
 def _check_list(ts, name):
@@ -520,6 +538,17 @@ def _check_list(ts, name):
                         f"             but got {type(ts)} instead.")
     for t in ts:
         _check_tensor(t, name)
+
+
+def _dense(t):
+    """t itself when contiguous, else a contiguous copy (torch 2.13's gloo accepts
+    non-contiguous tensors too); _write_back copies a result into the caller's tensor."""
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def _write_back(t, buf):
+    if buf is not t:
+        t.copy_(buf)
 
 
 def _nbytes(t) -> int:
@@ -533,11 +562,14 @@ def _group_rank(pg: ProcessGroup, global_rank, group_rank, what: str) -> int:
         r = int(group_rank)
     else:
         global_rank = 0 if global_rank is None else int(global_rank)
-        if global_rank not in pg._global_ranks:
+        if pg is _state.default:
+            r = global_rank
+        elif global_rank not in pg._global_ranks:
             raise ValueError(f"Global rank {global_rank} is not part of group {pg}")
-        r = pg._global_ranks.index(global_rank)
+        else:
+            r = pg._global_ranks.index(global_rank)
     if not 0 <= r < pg.size():
-        raise ValueError(f"Invalid {what} rank {r} for a group of {pg.size()}")
+        raise RuntimeError(f"invalid {what} rank: {r} (the group has {pg.size()} ranks)")
     return r
 
 
@@ -547,10 +579,10 @@ def _staged(t):
     import ember
     codes = _dtype_codes()
     if t.dtype in (ember.float16, ember.bfloat16):
-        return t.float(), codes[ember.float32]
+        return t.float().contiguous(), codes[ember.float32]
     if t.dtype not in codes:
         raise TypeError(f"ember.distributed: unsupported dtype {t.dtype}")
-    return t, codes[t.dtype]
+    return _dense(t), codes[t.dtype]
 
 
 def _reduce_code(op, dtype):
@@ -585,8 +617,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         b.allreduce(ctx, buf.data_ptr(), buf.numel(), dt, code, tag)
         if avg:
             buf.div_(pg.size())
-        if buf is not tensor:
-            tensor.copy_(buf)
+        _write_back(tensor, buf)
     return pg._submit("all_reduce", fn, async_op, (tensor,))
 
 
@@ -597,8 +628,12 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg is None:
         return None
     root = _group_rank(pg, src, group_src, "src")
-    return pg._submit("broadcast", lambda b, ctx, tag: b.broadcast(ctx, tensor.data_ptr(), _nbytes(tensor), root, tag),
-                      async_op, (tensor,))
+
+    def fn(b, ctx, tag):
+        buf = _dense(tensor)
+        b.broadcast(ctx, buf.data_ptr(), _nbytes(buf), root, tag)
+        _write_back(tensor, buf)
+    return pg._submit("broadcast", fn, async_op, (tensor,))
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -613,7 +648,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
     def fn(b, ctx, tag):
         src, dt = _staged(tensor)
-        src = src.clone() if src is tensor else src
+        src = src.clone() if src.data_ptr() == tensor.data_ptr() else src
         out = src.clone()
         b.reduce(ctx, src.data_ptr(), out.data_ptr(), out.numel(), dt, code, root, tag)
         if pg.rank() == root:
@@ -634,11 +669,15 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if output_tensor.dtype != input_tensor.dtype:
         raise ValueError("output tensor must have the same type as input tensor")
     if output_tensor.numel() != input_tensor.numel() * pg.size():
-        raise ValueError("output tensor size must be equal to world_size times input tensor size")
-    return pg._submit("all_gather_into_tensor",
-                      lambda b, ctx, tag: b.allgather(ctx, input_tensor.data_ptr(), output_tensor.data_ptr(),
-                                                      _nbytes(input_tensor), tag),
-                      async_op, (output_tensor, input_tensor))
+        raise RuntimeError(f"ProcessGroupGloo::allgather: output tensor size must be equal to world_size times "
+                           f"input tensor size (expected {input_tensor.numel() * pg.size()} elements, got "
+                           f"{output_tensor.numel()})")
+
+    def fn(b, ctx, tag):
+        inp, out = _dense(input_tensor), _dense(output_tensor)
+        b.allgather(ctx, inp.data_ptr(), out.data_ptr(), _nbytes(inp), tag)
+        _write_back(output_tensor, out)
+    return pg._submit("all_gather_into_tensor", fn, async_op, (output_tensor, input_tensor))
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -657,7 +696,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
     def fn(b, ctx, tag):
         flat = ember.empty(pg.size() * tensor.numel(), dtype=tensor.dtype)
-        b.allgather(ctx, tensor.data_ptr(), flat.data_ptr(), _nbytes(tensor), tag)
+        inp = _dense(tensor)
+        b.allgather(ctx, inp.data_ptr(), flat.data_ptr(), _nbytes(inp), tag)
         for i, t in enumerate(tensor_list):
             t.copy_(flat[i * tensor.numel():(i + 1) * tensor.numel()].view(t.shape))
     return pg._submit("all_gather", fn, async_op, (tensor_list, tensor))
@@ -684,7 +724,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     def fn(b, ctx, tag):
         is_root = pg.rank() == root
         flat = ember.empty(pg.size() * tensor.numel() if is_root else 0, dtype=tensor.dtype)
-        b.gather(ctx, tensor.data_ptr(), flat.data_ptr(), _nbytes(tensor), root, tag)
+        inp = _dense(tensor)
+        b.gather(ctx, inp.data_ptr(), flat.data_ptr(), _nbytes(inp), root, tag)
         if is_root:
             for i, t in enumerate(gather_list):
                 t.copy_(flat[i * tensor.numel():(i + 1) * tensor.numel()].view(t.shape))
@@ -707,9 +748,13 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
                 raise ValueError("scatter: every tensor in scatter_list must have the output's dtype and size")
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    ins = [t.data_ptr() for t in scatter_list] if pg.rank() == root else []
-    return pg._submit("scatter", lambda b, ctx, tag: b.scatter(ctx, ins, tensor.data_ptr(), _nbytes(tensor), root, tag),
-                      async_op, (tensor, scatter_list))
+    ins = [_dense(t) for t in scatter_list] if pg.rank() == root else []
+
+    def fn(b, ctx, tag):
+        out = _dense(tensor)
+        b.scatter(ctx, [t.data_ptr() for t in ins], out.data_ptr(), _nbytes(out), root, tag)
+        _write_back(tensor, out)
+    return pg._submit("scatter", fn, async_op, (tensor, ins))
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -778,10 +823,13 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         return [s * row for s in sizes]
     in_bytes = split_bytes(input, input_split_sizes, "input")
     out_bytes = split_bytes(output, output_split_sizes, "output")
-    return pg._submit("all_to_all_single",
-                      lambda b, ctx, tag: b.alltoallv(ctx, input.data_ptr() if _nbytes(input) else 0, in_bytes,
-                                                      output.data_ptr() if _nbytes(output) else 0, out_bytes, tag),
-                      async_op, (output, input))
+
+    def fn(b, ctx, tag):
+        inp, out = _dense(input), _dense(output)
+        b.alltoallv(ctx, inp.data_ptr() if _nbytes(inp) else 0, in_bytes, out.data_ptr() if _nbytes(out) else 0,
+                    out_bytes, tag)
+        _write_back(output, out)
+    return pg._submit("all_to_all_single", fn, async_op, (output, input))
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -839,13 +887,16 @@ def _p2p(name, tensor, peer, group, tag, group_peer, what):
     binding, ctx = _binding(), pg._ctx
     work = Work(name, (tensor,))
 
+    buf = _dense(tensor)
+
     def run():
         try:
             if name.endswith("send"):
-                binding.send(ctx, tensor.data_ptr(), _nbytes(tensor), other, int(tag))
+                binding.send(ctx, buf.data_ptr(), _nbytes(buf), other, int(tag))
                 result = None
             else:
-                result = pg._global_ranks[binding.recv(ctx, tensor.data_ptr(), _nbytes(tensor), other, int(tag))]
+                result = pg._global_ranks[binding.recv(ctx, buf.data_ptr(), _nbytes(buf), other, int(tag))]
+                _write_back(tensor, buf)
         except RuntimeError as e:
             work._finish(DistBackendError(f"ember.distributed.{name} failed on rank {pg.rank()}: {e}"))
         else:
@@ -865,14 +916,14 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None) -> None:
-    work = isend(tensor, dst, group, tag, group_dst)
+    work = _p2p("send", tensor, dst, group, tag, group_dst, "dst")
     if work is not None:
         work.wait()
 
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None) -> int:
     """Receives into tensor; returns the sender's rank (-1 outside the group)."""
-    work = irecv(tensor, src, group, tag, group_src)
+    work = _p2p("recv", tensor, src, group, tag, group_src, "src")
     if work is None:
         return -1
     work.wait()
