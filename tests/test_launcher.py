@@ -18,7 +18,7 @@ SHOW_ENV = """
 import os, sys
 keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "MASTER_ADDR",
         "MASTER_PORT", "TORCHELASTIC_RESTART_COUNT", "OMP_NUM_THREADS"]
-print(" ".join(f"{k}={os.environ.get(k)}" for k in keys) + " ARGS=" + ",".join(sys.argv[1:]), flush=True)
+os.write(1, (" ".join(f"{k}={os.environ.get(k)}" for k in keys) + " ARGS=" + ",".join(sys.argv[1:]) + "\\n").encode())
 """
 
 
@@ -107,7 +107,7 @@ def test_restarts(tmp_path):
         import os
         if os.environ["TORCHELASTIC_RESTART_COUNT"] == "0" and os.environ["RANK"] == "0":
             raise SystemExit(7)
-        print("done " + os.environ["RANK"], flush=True)
+        os.write(1, ("done " + os.environ["RANK"] + "\\n").encode())
     """)
     r = launch(["--nproc-per-node", "2", "--max-restarts", "1", job], tmp_path)
     assert r.returncode == 0, r.stderr
@@ -122,11 +122,12 @@ def test_signals_are_forwarded(tmp_path, sig):
     job = script(tmp_path, """
         import os, signal, sys, time
         def stop(s, f):
-            print(f"rank {os.environ['RANK']} got {s}", flush=True)  # one write: -u writes each argument alone
+            # one write per line: print writes the text and the newline apart, so lines of two ranks interleave
+            os.write(1, f"rank {os.environ['RANK']} got {s}\\n".encode())
             sys.exit(3)
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        print("ready", flush=True)
+        os.write(1, b"ready\\n")
         time.sleep(120)
     """)
     p = subprocess.Popen(LAUNCH + ["--nproc-per-node", "2", job], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -145,7 +146,7 @@ def test_signals_are_forwarded(tmp_path, sig):
 def test_combines_with_as_torch_both_ways(tmp_path):
     job = script(tmp_path, """
         import os, torch
-        print(f"{os.environ['RANK']} {torch.__name__} {torch.ones(3).sum().item()}")
+        os.write(1, f"{os.environ['RANK']} {torch.__name__} {torch.ones(3).sum().item()}\\n".encode())
     """)
     r = launch(["--nproc-per-node", "2", "-m", "ember.as_torch", job], tmp_path)
     assert r.returncode == 0, r.stderr
@@ -205,7 +206,7 @@ weights = torch.cat([p.detach().flatten() for p in model.parameters()])
 gathered = [torch.zeros_like(weights) for _ in range(world)]
 dist.all_gather(gathered, weights)
 same = all(torch.equal(g, gathered[0]) for g in gathered)
-print(f"{rank} {world} {same} {','.join(map(str, seen))} {sorted(model.state_dict())}", flush=True)
+os.write(1, f"{rank} {world} {same} {','.join(map(str, seen))} {sorted(model.state_dict())}\\n".encode())
 dist.destroy_process_group()
 """
 
