@@ -59,6 +59,7 @@ CASES = {
     "no_sync": (dict(), dict(), 2, False),
     "unused": (dict(extra=True), dict(find_unused_parameters=True, bucket_cap_mb=1e-4), 1, True),
     "buffers": (dict(buffers=True), dict(), 1, True),
+    "group": (dict(), dict(bucket_cap_mb=1e-4), 1, False),  # on a process group of its own (new_group)
 }
 
 
@@ -120,7 +121,11 @@ def reference(case, world):
 def run_ddp(case, rank, world):
     from ember.nn.parallel import DistributedDataParallel as DDP
     model = build(case, 100 + rank)  # different on each rank: DDP must copy rank 0's
-    ddp = DDP(model, **CASES[case][1])
+    options = dict(CASES[case][1])
+    if case == "group":
+        import ember.distributed as dist
+        options["process_group"] = dist.new_group(list(range(world)))
+    ddp = DDP(model, **options)
     opt = ember.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
     x, y = data(case)
     micro = CASES[case][2]

@@ -125,7 +125,7 @@ class DistributedDataParallel(Module):
         self.output_device = None
         self.dim = dim
         self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
-        self.process_group = process_group
+        self.process_group = process_group if process_group is not None else dist.distributed_c10d._get_default_group()
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
