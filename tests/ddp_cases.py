@@ -91,10 +91,10 @@ def state(model):
             "buffers": {n: b.clone() for n, b in model.named_buffers()}}
 
 
-def reference(case, world):
+def reference(case, world, seed=100):
     """One process: the full batch (or, where ranks do different things, the mean of
     each rank's loss computed from the same starting buffers, rank 0's buffers kept)."""
-    model = build(case, 100)
+    model = build(case, seed)
     opt = ember.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
     x, y = data(case)
     per_rank, micro = CASES[case][3], CASES[case][2]
@@ -118,13 +118,16 @@ def reference(case, world):
     return history
 
 
-def run_ddp(case, rank, world):
+def run_ddp(case, rank, world, group=None, global_rank=None):
+    """rank and world within `group` (None: all processes)."""
     from ember.nn.parallel import DistributedDataParallel as DDP
-    model = build(case, 100 + rank)  # different on each rank: DDP must copy rank 0's
+    model = build(case, 100 + (rank if global_rank is None else global_rank))  # DDP must copy the first rank's
     options = dict(CASES[case][1])
     if case == "group":
         import ember.distributed as dist
         options["process_group"] = dist.new_group(list(range(world)))
+    if group is not None:
+        options["process_group"] = group
     ddp = DDP(model, **options)
     opt = ember.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
     x, y = data(case)
@@ -164,6 +167,10 @@ def main(outdir):
     rank, world = dist.get_rank(), dist.get_world_size()
     from ember.nn.parallel import DistributedDataParallel as DDP
     result = {case: run_ddp(case, rank, world) for case in CASES}
+    if world == 3:  # a group without global rank 0: ranks 1 and 2 train, broadcasting from rank 1
+        group = dist.new_group([1, 2])
+        if rank > 0:
+            result["subgroup"] = run_ddp("plain", rank - 1, 2, group=group, global_rank=rank)
     result["unused_error"] = unused_error(rank, world)
     result["state_dict_keys"] = list(DDP(build("buffers", 1)).state_dict().keys())
     result["module_is"] = DDP(build("plain", 1)).module.__class__.__name__

@@ -65,6 +65,20 @@ def test_matches_single_process_training(ddp_run, case):
 
 
 @pytest.mark.timeout(150)
+def test_a_group_without_rank_0(ddp_run):
+    world, results = ddp_run
+    if world != 3:
+        pytest.skip("needs 3 ranks")
+    expected = cases.reference("plain", 2, seed=101)  # the group's first member, global rank 1, broadcasts
+    for r in results[1:]:
+        for step in range(cases.STEPS):
+            for kind in ("grads", "params"):
+                for name in expected[step][kind]:
+                    assert_close(r["subgroup"][step][kind][name], expected[step][kind][name], (step, kind, name))
+    assert "subgroup" not in results[0]
+
+
+@pytest.mark.timeout(150)
 def test_unused_parameter_without_find_unused_is_torchs_error(ddp_run):
     world, results = ddp_run
     for rank, r in enumerate(results):

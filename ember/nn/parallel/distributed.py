@@ -133,12 +133,14 @@ class DistributedDataParallel(Module):
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         self.world_size = dist.get_world_size(process_group)
+        # collectives name the source by its global rank: the group's first member's
+        self._authoritative_rank = 0 if process_group is None else dist.get_global_rank(process_group, 0)
         self._params = [p for p in dict.fromkeys(module.parameters()) if p.requires_grad]
         self._buffers_to_sync = list(dict.fromkeys(module.buffers()))
         if init_sync:
             with ember.no_grad():
                 for t in list(dict.fromkeys(module.parameters())) + self._buffers_to_sync:
-                    dist.broadcast(t.detach(), 0, group=process_group)
+                    dist.broadcast(t.detach(), self._authoritative_rank, group=process_group)
         self._buckets = _assign_buckets(self._params, self.bucket_bytes_cap)
         self._slot = {}  # id(param) -> (bucket, index in bucket)
         for b in self._buckets:
@@ -167,7 +169,10 @@ class DistributedDataParallel(Module):
 
     def __del__(self):
         for h in getattr(self, "_hook_handles", ()):
-            h.remove()
+            try:
+                h.remove()
+            except Exception:  # at interpreter exit the native side may be gone already
+                pass
 
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs, **kwargs):
@@ -187,7 +192,7 @@ class DistributedDataParallel(Module):
         dist = _dist()
         with ember.no_grad():
             for b in self._buffers_to_sync:
-                dist.broadcast(b.detach(), 0, group=self.process_group)
+                dist.broadcast(b.detach(), self._authoritative_rank, group=self.process_group)
 
     def _check_prior_reduction_finished(self):
         if not self._started:
