@@ -458,24 +458,24 @@ def test_non_contiguous_and_empty():
 
 def _mismatch(rank, world):
     out = []
-    calls = [  # (rank 0's call, rank 1's call)
-        (lambda: dist.all_reduce(ember.ones(3)), lambda: dist.broadcast(ember.ones(3), src=0)),
-        # sizes or dtypes that differ would make gloo abort the process: ember checks first
-        (lambda: dist.all_reduce(ember.ones(3)), lambda: dist.all_reduce(ember.ones(100000))),
-        (lambda: dist.all_reduce(ember.ones(3)), lambda: dist.all_reduce(ember.ones(3, dtype=ember.float64))),
-        (lambda: dist.all_gather_into_tensor(ember.ones(6), ember.ones(3)),
-         lambda: dist.all_gather_into_tensor(ember.ones(10), ember.ones(5))),
-        (lambda: dist.all_to_all_single(ember.ones(4), ember.ones(4)),
-         lambda: dist.all_to_all_single(ember.ones(4), ember.ones(4), [1, 3], [3, 1])),
-        (lambda: dist.barrier(), lambda: dist.barrier()),  # the group still works
-        # the receiver raises at once, the sender when its send times out (gloo then
-        # closes the pair: after a timeout the group is broken, as torch's is)
-        (lambda: dist.send(ember.ones(100), dst=1), lambda: dist.recv(ember.ones(3), src=0)),
+    calls = [  # (rank 0's call, rank 1's call), each on a group of its own: a timeout breaks a group
+        (lambda g: dist.all_reduce(ember.ones(3), group=g), lambda g: dist.broadcast(ember.ones(3), 0, g)),
+        # sizes or dtypes that differ would make gloo abort the process (a message longer
+        # than the buffer posted for it): ember's tags keep such calls apart
+        (lambda g: dist.all_reduce(ember.ones(3), group=g), lambda g: dist.all_reduce(ember.ones(100000), group=g)),
+        (lambda g: dist.all_reduce(ember.ones(3), group=g),
+         lambda g: dist.all_reduce(ember.ones(3, dtype=ember.float64), group=g)),
+        (lambda g: dist.all_gather_into_tensor(ember.ones(6), ember.ones(3), group=g),
+         lambda g: dist.all_gather_into_tensor(ember.ones(10), ember.ones(5), group=g)),
+        (lambda g: dist.broadcast(ember.ones(3), 0, g), lambda g: dist.broadcast(ember.ones(3), 1, g)),
+        (lambda g: dist.send(ember.ones(100), dst=1, group=g), lambda g: dist.recv(ember.ones(3), src=0, group=g)),
+        (lambda g: dist.barrier(g), lambda g: time.sleep(1.5)),  # rank 1 calls nothing (and stays)
     ]
     for mine in (c[rank] for c in calls):
+        g = dist.new_group(timeout=datetime.timedelta(seconds=0.5))
         start = time.monotonic()
         try:
-            mine()
+            mine(g)
             out.append(None)
         except RuntimeError as e:
             out.append((type(e).__name__, str(e), time.monotonic() - start))
@@ -484,20 +484,47 @@ def _mismatch(rank, world):
 
 @pytest.mark.timeout(60)
 def test_mismatched_collectives_raise_instead_of_crashing_or_hanging():
-    r0, r1 = run_ranks(2, _mismatch, pg_timeout=1.5)
-    for res in (r0, r1):
-        for (name, text, elapsed) in res[:5]:
-            assert name == "DistBackendError" and "called different collectives" in text or "split sizes" in text
-            assert elapsed < 1.4  # found at once, not by the timeout
-    assert "all_reduce" in r0[0][1] and "broadcast" in r0[0][1]
-    assert "3 x float32" in r0[1][1] and "100000 x float32" in r0[1][1]
-    assert "float64" in r1[2][1]
-    assert "12 bytes" in r1[3][1] and "20 bytes" in r1[3][1]
-    assert "split sizes disagree" in r0[4][1]
-    assert r0[5] is None and r1[5] is None
-    assert "recv" in r1[6][1] and "sent 400 bytes, the receiving tensor has 12" in r1[6][1]
-    # (timed out, or rank 1 was gone by then)
-    assert "ember.distributed.send failed" in r0[6][1] and r0[6][2] < 10
+    r0, r1 = run_ranks(2, _mismatch)
+    names = [("all_reduce", "broadcast"), "all_reduce", "all_reduce", "all_gather_into_tensor", "broadcast", ("send", "recv"),
+             ("barrier", None)]
+    for res, rank in ((r0, 0), (r1, 1)):
+        for got, name in zip(res, names):
+            name = name[rank] if isinstance(name, tuple) else name
+            if name is None:
+                assert got is None
+                continue
+            kind, text, elapsed = got
+            assert kind == "DistBackendError" and f"ember.distributed.{name} failed" in text
+            # its own timeout, or the peer's: gloo closes a pair whose wait timed out
+            assert ("Timed out" in text and "same order" in text or "closed" in text) and elapsed < 10
+
+
+def _bad_splits(rank, world):
+    try:
+        dist.all_to_all_single(ember.ones(4), ember.ones(4), [2, 2] if rank else [1, 3], [2, 2])
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.timeout(60)
+def test_all_to_all_split_sizes_that_disagree():
+    for text in run_ranks(2, _bad_splits):
+        assert "split sizes disagree" in text
+
+
+def _absent_peer():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="connecting process group"):
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=2,
+                                timeout=datetime.timedelta(seconds=1))
+    assert time.monotonic() - start < 10
+    assert not dist.is_initialized()
+
+
+@pytest.mark.timeout(30)
+def test_a_rank_that_never_joins():
+    _absent_peer()
 
 
 def _alone(rank, world):
@@ -630,6 +657,9 @@ def test_one_rank_group(one_rank):
     w = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
     assert w.wait() is True and w.is_completed() and w.is_success() and w.exception() is None
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    work = dist.all_reduce(t, async_op=True)  # a DDP communication hook's pattern
+    fut = work.get_future().then(lambda f: f.value()[0] * 2)
+    assert fut.wait().tolist() == [0.0, 2.0, 4.0, 6.0] and work.result()[0] is t
     with pytest.raises(TypeError, match="Expected parameter `tensor` of type torch.Tensor"):
         dist.all_reduce([1, 2])
     with pytest.raises(RuntimeError, match="Cannot use ReduceOp.BAND with non-integral dtype"):

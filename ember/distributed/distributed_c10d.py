@@ -125,8 +125,9 @@ class Work:
     """What an async_op=True call returns: wait() blocks until the operation finished
     (re-raising its error), is_completed() asks without blocking."""
 
-    def __init__(self, name: str, keep=()):
+    def __init__(self, name: str, keep=(), outputs=()):
         self._name = name
+        self._outputs = list(outputs)  # result(): the tensors written, as torch's Work gives
         self._done = threading.Event()
         self._exception: BaseException | None = None
         self._keep = keep  # the tensors the engine reads and writes stay alive until the end
@@ -158,7 +159,7 @@ class Work:
 
     def result(self):
         self.wait()
-        return self._result if self._result is not None else []
+        return self._result if self._result is not None else self._outputs
 
     def synchronize(self) -> None:
         self.wait()
@@ -168,13 +169,9 @@ class Work:
         return self._result
 
     def get_future(self):
-        """A concurrent.futures.Future with .wait() and .value() as torch's Future has."""
-        import concurrent.futures
-
-        fut = concurrent.futures.Future()
-        fut.wait = lambda: (self.wait(), fut.result())[1]
-        fut.value = fut.result
-        fut.done = self.is_completed
+        """A future with torch.futures.Future's wait(), value(), done() and then(callback)
+        (a concurrent.futures.Future underneath); its value is result()."""
+        fut = _future()
 
         def finish():
             try:
@@ -187,6 +184,27 @@ class Work:
         else:
             threading.Thread(target=finish, daemon=True).start()
         return fut
+
+
+def _future():
+    import concurrent.futures
+
+    fut = concurrent.futures.Future()
+    fut.wait = fut.result
+    fut.value = fut.result
+
+    def then(callback):
+        nxt = _future()
+
+        def run(_):
+            try:
+                nxt.set_result(callback(fut))
+            except BaseException as e:  # noqa: BLE001 (handed to the next future)
+                nxt.set_exception(e)
+        fut.add_done_callback(run)
+        return nxt
+    fut.then = then
+    return fut
 
 
 # ---- process groups --------------------------------------------------------------------
@@ -204,7 +222,8 @@ class ProcessGroup:
         self._timeout = timeout
         self._store = store
         self._tag = 0
-        self._p2p_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._pending = 0  # operations queued or running on the group's thread
         self._queue: queue.Queue = queue.Queue()
         self._thread = threading.Thread(target=self._run, name=f"ember-pg-{name}", daemon=True)
         self._thread.start()
@@ -237,22 +256,39 @@ class ProcessGroup:
             try:
                 result = fn()
             except RuntimeError as e:
-                work._finish(DistBackendError(f"ember.distributed.{work._name} failed on rank {self._rank} of "
-                                              f"{self._size}: {e}"))
+                work._finish(self._error(work._name, e))
             except BaseException as e:  # noqa: BLE001 (handed to the caller)
                 work._finish(e)
             else:
                 work._finish(result=result)
+            with self._lock:
+                self._pending -= 1
 
-    def _submit(self, name: str, fn, async_op: bool, keep=()):
+    def _error(self, name, e):
+        return DistBackendError(f"ember.distributed.{name} failed on rank {self._rank} of {self._size}: {e}"
+                                + (_TIMEOUT_HINT if "Timed out" in str(e) else ""))
+
+    def _submit(self, name: str, fn, async_op: bool, keep=(), outputs=()):
         """fn(binding, ctx, tag) runs on the group's thread; the tag, taken here in call
         order, is what makes the ranks' gloo operations match."""
         if self._ctx is None:
             raise RuntimeError(f"{name}: the process group has been destroyed")
         tag = self._tag
-        self._tag = (self._tag + 1) % (1 << 30)  # ember._C_gloo uses the bits above for its checks
+        self._tag = (self._tag + 1) & 0xFFFFFFFF
         binding, ctx = _binding(), self._ctx
-        work = Work(name, keep)
+        with self._lock:
+            # a synchronous call with nothing queued before it runs here: two thread
+            # hand-offs fewer, which small collectives feel (most under load)
+            inline = not async_op and self._pending == 0
+            if not inline:
+                self._pending += 1
+        if inline:
+            try:
+                fn(binding, ctx, tag)
+            except RuntimeError as e:
+                raise self._error(name, e) from None
+            return None
+        work = Work(name, keep, outputs)
         self._queue.put((lambda: fn(binding, ctx, tag), work))
         if async_op:
             return work
@@ -265,6 +301,11 @@ class ProcessGroup:
         self._queue.put(None)
         self._thread.join(timeout=self._timeout.total_seconds() + 5)
         self._ctx = None
+
+
+_TIMEOUT_HINT = (" (every rank of a group must call the same collectives in the same order, with the same "
+                 "sizes, dtypes, roots and ops; one that calls another, or none, leaves the others waiting until "
+                 "the group's timeout; after a timeout the group can no longer be used)")
 
 
 class _GroupMember:
@@ -287,6 +328,7 @@ class _State:
         self.group_count = 0
         self.rank = -1
         self.world_size = -1
+        self.host = "127.0.0.1"
 
 
 _state = _State()
@@ -618,7 +660,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         if avg:
             buf.div_(pg.size())
         _write_back(tensor, buf)
-    return pg._submit("all_reduce", fn, async_op, (tensor,))
+    return pg._submit("all_reduce", fn, async_op, (tensor,), [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -633,7 +675,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         buf = _dense(tensor)
         b.broadcast(ctx, buf.data_ptr(), _nbytes(buf), root, tag)
         _write_back(tensor, buf)
-    return pg._submit("broadcast", fn, async_op, (tensor,))
+    return pg._submit("broadcast", fn, async_op, (tensor,), [tensor])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -655,7 +697,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
             if avg:
                 out.div_(pg.size())
             tensor.copy_(out)
-    return pg._submit("reduce", fn, async_op, (tensor,))
+    return pg._submit("reduce", fn, async_op, (tensor,), [tensor])
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -898,7 +940,7 @@ def _p2p(name, tensor, peer, group, tag, group_peer, what):
                 result = pg._global_ranks[binding.recv(ctx, buf.data_ptr(), _nbytes(buf), other, int(tag))]
                 _write_back(tensor, buf)
         except RuntimeError as e:
-            work._finish(DistBackendError(f"ember.distributed.{name} failed on rank {pg.rank()}: {e}"))
+            work._finish(pg._error(name, e))
         else:
             work._finish(result=result)
     threading.Thread(target=run, name=f"ember-{name}", daemon=True).start()
