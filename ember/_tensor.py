@@ -2,8 +2,12 @@
 pickling, copying, numpy, legacy conversions)."""
 from __future__ import annotations
 
+import weakref
+
 from . import _C, _functional, _tensor_str
 from ._constants import preserve_format
+
+_ACCUMULATORS = weakref.WeakKeyDictionary()  # leaf -> its AccumulateGrad node, kept alive for post-accumulate hooks
 
 
 class _NumpyExport:
@@ -63,6 +67,28 @@ class Tensor(_C.TensorBase):
         """hook(grad) runs when this tensor's gradient is computed and may return a
         replacement. Returns a handle whose remove() unregisters it."""
         return self._register_hook(hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated this leaf's gradient into
+        .grad (DistributedDataParallel starts communicating from it). Returns a handle
+        whose remove() unregisters it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        # The hook lives on the leaf's AccumulateGrad node, which the leaf holds only
+        # weakly: _ACCUMULATORS keeps it alive as long as the leaf, and the hook holds
+        # the leaf weakly so that nothing cycles through the native node.
+        node = self.view_as(self).grad_fn.next_functions[0][0]
+        _ACCUMULATORS[self] = node
+        leaf = weakref.ref(self)
+
+        def call(grad_inputs, grad_outputs):
+            t = leaf()
+            if t is not None:
+                hook(t)
+
+        return node.register_hook(call)
 
     def __iter__(self):
         if self.dim() == 0:

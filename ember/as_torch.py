@@ -24,7 +24,12 @@ def main(argv=None) -> None:
     install_as_torch()
     if argv[0] == "-m":
         sys.argv = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        module = argv[1]
+        if module == "torch" or module.startswith("torch."):
+            # runpy needs a module's code, which the alias hands out only as a module:
+            # run ember's own (`-m torch.distributed.run` runs ember.distributed.run)
+            module = "ember" + module[len("torch"):]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
     else:
         sys.argv = argv
         sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as `python script.py` would have it

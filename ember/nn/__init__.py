@@ -6,6 +6,7 @@
 from .parameter import Buffer, Parameter
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
+from .parallel import DataParallel
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]
+__all__ = ["Parameter", "Buffer", "DataParallel", "functional", "init", "parallel", "utils", *_modules_all]
