@@ -186,3 +186,16 @@ def test_python_objects_from_threads():
         return out
     expected = [small(k) for k in range(THREADS)]
     assert run_threads(small, [(k,) for k in range(THREADS)]) == expected
+
+
+@pytest.mark.parametrize("value, expected", [("1", 1), ("3", 3), ("0", None), ("x", None), ("", None)])
+def test_pool_size_from_omp_num_threads(value, expected):
+    # launchers set OMP_NUM_THREADS=1 for several workers on one machine; torch reads it too
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS=value)
+    out = subprocess.run([sys.executable, "-c", "import ember, os; print(ember.get_num_threads(), os.cpu_count())"],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) == (expected if expected is not None else int(out[1]))

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -16,7 +17,15 @@ namespace {
 
 thread_local bool t_in_parallel = false;
 
+// OMP_NUM_THREADS, when set to a positive number, as torch reads it: launchers (torchrun,
+// ember.distributed.run) set it to 1 for several workers on one machine, which would
+// otherwise each start a worker per core.
 int default_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return static_cast<int>(v < 1024 ? v : 1024);
+  }
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }
