@@ -149,7 +149,7 @@ def test_plain_pickle_still_copies():
 
 
 def test_bad_fd_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="cannot duplicate file descriptor"):
+    with pytest.raises(RuntimeError, match="file descriptor 987654: Bad file descriptor"):
         ember.UntypedStorage._new_shared_fd_cpu(987654, 16)
     r, w = os.pipe()
     try:

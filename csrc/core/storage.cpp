@@ -4,8 +4,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
 #include "core/allocator.h"
 #include "core/error.h"
 
@@ -53,6 +57,32 @@ void unmap(void*, void* data, size_t nbytes) {
 }  // namespace
 
 namespace {
+// Note [One storage per shared memory file]
+// Each process keeps the shared storages it made or mapped, by the memory file's identity
+// (st_dev, st_ino), without owning them: a storage received twice (or sent out and back)
+// maps once, so its views alias in the receiver as they did in the sender. The deleter
+// takes the entry out; try_retain skips a storage whose last reference is going.
+using FileId = std::pair<dev_t, ino_t>;
+std::mutex g_shared_mutex;
+std::map<FileId, StorageImpl*>* g_shared = nullptr;  // leaked: deleters may run at exit
+
+FileId file_id(int fd) {
+  struct stat st;
+  EMBER_CHECK(fstat(fd, &st) == 0, Runtime, "shared memory: cannot stat file descriptor ", fd, ": ",
+              std::strerror(errno));
+  return {st.st_dev, st.st_ino};
+}
+
+std::map<FileId, StorageImpl*>& shared_registry() {  // with g_shared_mutex held
+  if (!g_shared) {
+    g_shared = new std::map<FileId, StorageImpl*>();
+    // A fork while another thread holds the mutex would leave it locked in the child.
+    pthread_atfork([] { g_shared_mutex.lock(); }, [] { g_shared_mutex.unlock(); },
+                   [] { g_shared_mutex.unlock(); });
+  }
+  return *g_shared;
+}
+
 // The context of a shared storage's deleter: the memory file, and the storage's former
 // memory when a raw pointer into it escaped (numpy, DLPack): freed with the storage rather
 // than at the move, so that pointer stays valid (it no longer sees the storage's writes).
@@ -60,10 +90,24 @@ struct SharedMemory {
   int fd;
   void* kept = nullptr;
   size_t kept_nbytes = 0;
+  StorageImpl* owner = nullptr;  // registered under id
+  FileId id{};
 };
+
+void register_shared(SharedMemory* shm, StorageImpl* storage) {
+  shm->id = file_id(shm->fd);
+  shm->owner = storage;
+  std::lock_guard<std::mutex> lock(g_shared_mutex);
+  shared_registry()[shm->id] = storage;
+}
 
 void unmap_shared(void* context, void* data, size_t nbytes) {
   auto* shm = static_cast<SharedMemory*>(context);
+  if (shm->owner) {
+    std::lock_guard<std::mutex> lock(g_shared_mutex);
+    auto it = g_shared->find(shm->id);
+    if (it != g_shared->end() && it->second == shm->owner) g_shared->erase(it);
+  }
   if (nbytes) munmap(data, nbytes);
   if (shm->fd >= 0) close(shm->fd);
   if (shm->kept) free_bytes(shm->kept, shm->kept_nbytes);
@@ -109,6 +153,7 @@ void StorageImpl::share_memory() {
   void* p = map_fd(fd, nbytes_, "share_memory_()");
   std::memcpy(p, data_, nbytes_);
   auto* shm = new SharedMemory{fd};
+  register_shared(shm, this);
   if (deleter_) deleter_(context_, data_, nbytes_);  // external memory: its owner lets go
   else if (!resizable_) shm->kept = data_, shm->kept_nbytes = nbytes_;
   else free_bytes(data_, nbytes_);
@@ -124,6 +169,14 @@ Storage map_shared_fd(int fd, size_t nbytes) {
     s->shared_ = true;
     return s;
   }
+  FileId id = file_id(fd);
+  {
+    std::lock_guard<std::mutex> lock(g_shared_mutex);
+    auto& registry = shared_registry();
+    auto it = registry.find(id);
+    if (it != registry.end() && it->second->nbytes() == nbytes && it->second->try_retain())
+      return Storage::adopt(it->second);
+  }
   int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   EMBER_CHECK(own >= 0, Runtime, "_new_shared_fd_cpu(): cannot duplicate file descriptor ", fd, ": ",
               std::strerror(errno));
@@ -134,8 +187,10 @@ Storage map_shared_fd(int fd, size_t nbytes) {
          " bytes of shared memory");
   }
   void* p = map_fd(own, nbytes, "_new_shared_fd_cpu()");
-  Storage s = make_ref<StorageImpl>(p, nbytes, &unmap_shared, new SharedMemory{own});
+  auto* shm = new SharedMemory{own};
+  Storage s = make_ref<StorageImpl>(p, nbytes, &unmap_shared, shm);
   s->shared_ = true;
+  register_shared(shm, s.get());
   return s;
 }
 
