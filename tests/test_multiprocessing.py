@@ -369,3 +369,23 @@ def test_spawn_errors_as_torch():
     assert (copy.msg, copy.error_pid, copy.exit_code) == (err.value.msg, err.value.error_pid, err.value.exit_code)
     with pytest.warns(FutureWarning, match="This method only supports start_method=spawn"):
         mp.spawn(_ok, args=(mp.get_context("spawn").SimpleQueue(),), nprocs=1, start_method="fork")
+
+
+@pytest.mark.timeout(60)
+def test_dataloader_batches_arrive_in_shared_memory():
+    from ember.utils.data import DataLoader, TensorDataset
+
+    x = ember.arange(64, dtype=ember.float32).reshape(16, 4)
+    y = ember.arange(16)
+    loader = DataLoader(TensorDataset(x, y), batch_size=4, num_workers=2)
+    list(loader)  # the workers' first start and the resource sharer's threads
+    gc.collect()
+    before = _fds()
+    for _ in range(3):
+        batches = list(loader)
+        assert all(bx.is_shared() and by.is_shared() for bx, by in batches)  # mapped, not unpickled
+        assert ember.equal(ember.cat([bx for bx, _ in batches]), x)
+        assert ember.equal(ember.cat([by for _, by in batches]), y)
+        del batches
+    gc.collect()
+    assert _fds() <= before
