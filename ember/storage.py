@@ -57,9 +57,8 @@ class _CpuStorage:
     def share_memory_(self):
         """Moves the bytes into shared memory, in place (every view stays valid); a no-op
         when they are there already. Returns self."""
-        from .multiprocessing import get_sharing_strategy
+        from . import multiprocessing  # noqa: F401 (its reductions send shared storages by fd)
 
-        get_sharing_strategy()  # the one strategy: file_descriptor
         _C.StorageBase.share_memory_(self.untyped())
         return self
 

@@ -39,6 +39,7 @@ def test_share_memory_in_place_keeps_views():
     assert t.untyped_storage().data_ptr() == ptr
 
 
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
 def test_untyped_and_typed_storage_share_memory():
     import torch
 
