@@ -179,8 +179,8 @@ from . import __config__  # noqa: E402
 
 
 # ---- parts imported on first use, so that `import ember` stays fast ----
-_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions", "nn", "onnx",
-                           "optim", "return_types", "serialization", "utils"})
+_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions",
+                           "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "utils"})
 _LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it
     "serialization": ("save", "load"),
     "_compile": ("compile",),

@@ -190,6 +190,14 @@ class Tensor(_C.TensorBase):
         return new
 
     # ---- storages ----
+    def share_memory_(self):
+        """Moves the storage into shared memory (see ember.multiprocessing); returns self."""
+        self.untyped_storage().share_memory_()
+        return self
+
+    def is_shared(self):
+        return self.untyped_storage().is_shared()
+
     def storage(self):
         """The storage as a TypedStorage of this tensor's dtype."""
         from .storage import TypedStorage

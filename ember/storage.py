@@ -40,7 +40,9 @@ def _byte_order_swap(raw: bytes, itemsize: int, byte_order: str) -> bytes:
 
 
 class _CpuStorage:
-    """What every ember storage answers alike: it lives on the CPU, unshared, unpinned."""
+    """What every ember storage answers alike: it lives on the CPU, unpinned, and shares its
+    memory with other processes once share_memory_() moved it (Note [Shared storages] in
+    csrc/core/storage.h)."""
 
     is_cuda = False
     is_sparse = False
@@ -50,7 +52,15 @@ class _CpuStorage:
         return self
 
     def is_shared(self):
-        return False
+        return _C.StorageBase.is_shared(self.untyped())
+
+    def share_memory_(self):
+        """Moves the bytes into shared memory, in place (every view stays valid); a no-op
+        when they are there already. Returns self."""
+        from . import multiprocessing  # noqa: F401 (its reductions send shared storages by fd)
+
+        _C.StorageBase.share_memory_(self.untyped())
+        return self
 
     def is_pinned(self, device=None):
         return False

@@ -15,6 +15,14 @@ class RefCounted {
   void release() const {
     if (count_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
+  // Retains unless the count already reached zero (the object is being destroyed): for
+  // registries that hold objects without owning them.
+  bool try_retain() const {
+    int n = count_.load(std::memory_order_relaxed);
+    while (n > 0)
+      if (count_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+    return false;
+  }
   int use_count() const { return count_.load(std::memory_order_relaxed); }
 
  private:
@@ -33,6 +41,8 @@ class Ref {
   Ref(const Ref<U>& o) : Ref(o.get()) {}
   ~Ref() { if (p_) p_->release(); }
   Ref& operator=(Ref o) noexcept { std::swap(p_, o.p_); return *this; }
+  // Adopts a reference the caller already holds (from try_retain).
+  static Ref adopt(T* p) { Ref r; r.p_ = p; return r; }
   T* get() const { return p_; }
   T* operator->() const { return p_; }
   T& operator*() const { return *p_; }

@@ -4,8 +4,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
 #include "core/allocator.h"
 #include "core/error.h"
 
@@ -51,6 +55,144 @@ void unmap(void*, void* data, size_t nbytes) {
   if (nbytes) munmap(data, nbytes);
 }
 }  // namespace
+
+namespace {
+// Note [One storage per shared memory file]
+// Each process keeps the shared storages it made or mapped, by the memory file's identity
+// (st_dev, st_ino), without owning them: a storage received twice (or sent out and back)
+// maps once, so its views alias in the receiver as they did in the sender. The deleter
+// takes the entry out; try_retain skips a storage whose last reference is going.
+using FileId = std::pair<dev_t, ino_t>;
+std::mutex g_shared_mutex;
+std::map<FileId, StorageImpl*>* g_shared = nullptr;  // leaked: deleters may run at exit
+
+FileId file_id(int fd) {
+  struct stat st;
+  EMBER_CHECK(fstat(fd, &st) == 0, Runtime, "shared memory: cannot stat file descriptor ", fd, ": ",
+              std::strerror(errno));
+  return {st.st_dev, st.st_ino};
+}
+
+std::map<FileId, StorageImpl*>& shared_registry() {  // with g_shared_mutex held
+  if (!g_shared) {
+    g_shared = new std::map<FileId, StorageImpl*>();
+    // A fork while another thread holds the mutex would leave it locked in the child.
+    pthread_atfork([] { g_shared_mutex.lock(); }, [] { g_shared_mutex.unlock(); },
+                   [] { g_shared_mutex.unlock(); });
+  }
+  return *g_shared;
+}
+
+// The context of a shared storage's deleter: the memory file, and the storage's former
+// memory when a raw pointer into it escaped (numpy, DLPack): freed with the storage rather
+// than at the move, so that pointer stays valid (it no longer sees the storage's writes).
+struct SharedMemory {
+  int fd;
+  void* kept = nullptr;
+  size_t kept_nbytes = 0;
+  StorageImpl* owner = nullptr;  // registered under id
+  FileId id{};
+};
+
+void register_shared(SharedMemory* shm, StorageImpl* storage) {
+  shm->id = file_id(shm->fd);
+  shm->owner = storage;
+  std::lock_guard<std::mutex> lock(g_shared_mutex);
+  shared_registry()[shm->id] = storage;
+}
+
+void unmap_shared(void* context, void* data, size_t nbytes) {
+  auto* shm = static_cast<SharedMemory*>(context);
+  if (shm->owner) {
+    std::lock_guard<std::mutex> lock(g_shared_mutex);
+    auto it = g_shared->find(shm->id);
+    if (it != g_shared->end() && it->second == shm->owner) g_shared->erase(it);
+  }
+  if (nbytes) munmap(data, nbytes);
+  if (shm->fd >= 0) close(shm->fd);
+  if (shm->kept) free_bytes(shm->kept, shm->kept_nbytes);
+  delete shm;
+}
+
+void* map_fd(int fd, size_t nbytes, const char* what) {
+  void* p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    close(fd);
+    fail(ErrorKind::Runtime, what, ": cannot map ", nbytes, " bytes of shared memory: ", std::strerror(err));
+  }
+  return p;
+}
+}  // namespace
+
+int StorageImpl::shared_fd() const {
+  return shared_ && context_ ? static_cast<SharedMemory*>(context_)->fd : -1;
+}
+
+void StorageImpl::share_memory() {
+  if (shared_) return;
+  EMBER_CHECK(pins_.load(std::memory_order_acquire) == 0, Runtime,
+              "share_memory_(): the storage is in use by an operation running in another thread");
+  if (nbytes_ == 0) {  // nothing to map (mmap refuses 0 bytes): shared with no file, as in torch
+    if (deleter_) deleter_(context_, data_, nbytes_);
+    else free_bytes(data_, nbytes_);
+    data_ = nullptr;
+    deleter_ = &unmap_shared;
+    context_ = new SharedMemory{-1};
+    shared_ = true;
+    return;
+  }
+  int fd = memfd_create("ember-shm", MFD_CLOEXEC);
+  EMBER_CHECK(fd >= 0, Runtime, "share_memory_(): memfd_create failed: ", std::strerror(errno));
+  if (ftruncate(fd, static_cast<off_t>(nbytes_)) != 0) {
+    int err = errno;
+    close(fd);
+    fail(ErrorKind::Runtime, "share_memory_(): cannot size shared memory to ", nbytes_, " bytes: ",
+         std::strerror(err));
+  }
+  void* p = map_fd(fd, nbytes_, "share_memory_()");
+  std::memcpy(p, data_, nbytes_);
+  auto* shm = new SharedMemory{fd};
+  register_shared(shm, this);
+  if (deleter_) deleter_(context_, data_, nbytes_);  // external memory: its owner lets go
+  else if (!resizable_) shm->kept = data_, shm->kept_nbytes = nbytes_;
+  else free_bytes(data_, nbytes_);
+  data_ = p;
+  deleter_ = &unmap_shared;
+  context_ = shm;
+  shared_ = true;
+}
+
+Storage map_shared_fd(int fd, size_t nbytes) {
+  if (nbytes == 0) {
+    Storage s = make_ref<StorageImpl>(nullptr, 0, &unmap_shared, new SharedMemory{-1});
+    s->shared_ = true;
+    return s;
+  }
+  FileId id = file_id(fd);
+  {
+    std::lock_guard<std::mutex> lock(g_shared_mutex);
+    auto& registry = shared_registry();
+    auto it = registry.find(id);
+    if (it != registry.end() && it->second->nbytes() == nbytes && it->second->try_retain())
+      return Storage::adopt(it->second);
+  }
+  int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  EMBER_CHECK(own >= 0, Runtime, "_new_shared_fd_cpu(): cannot duplicate file descriptor ", fd, ": ",
+              std::strerror(errno));
+  struct stat st;
+  if (fstat(own, &st) != 0 || static_cast<size_t>(st.st_size) < nbytes) {
+    close(own);
+    fail(ErrorKind::Runtime, "_new_shared_fd_cpu(): file descriptor ", fd, " does not hold ", nbytes,
+         " bytes of shared memory");
+  }
+  void* p = map_fd(own, nbytes, "_new_shared_fd_cpu()");
+  auto* shm = new SharedMemory{own};
+  Storage s = make_ref<StorageImpl>(p, nbytes, &unmap_shared, shm);
+  s->shared_ = true;
+  register_shared(shm, s.get());
+  return s;
+}
 
 Storage map_file(const char* filename, bool shared, size_t nbytes) {
   int fd = open(filename, shared ? O_RDWR | O_CREAT : O_RDONLY, 0644);

@@ -9,6 +9,9 @@
 
 namespace ember {
 
+class StorageImpl;
+Ref<StorageImpl> map_shared_fd(int fd, size_t nbytes);
+
 class StorageImpl : public RefCounted {
  public:
   using Deleter = void (*)(void* context, void* data, size_t nbytes);
@@ -25,6 +28,18 @@ class StorageImpl : public RefCounted {
   void set_resizable(bool r) { resizable_ = r; }
   // Reallocates (keeping the common prefix); throws for external memory.
   void resize(size_t nbytes);
+
+  // Note [Shared storages]
+  // share_memory() moves the bytes into an anonymous memory file (memfd) mapped
+  // MAP_SHARED, in place: the same StorageImpl adopts the mapping, so every tensor viewing
+  // it stays valid. The storage keeps the file's descriptor (closed with the mapping) so it
+  // can hand it to another process (ember.multiprocessing sends a dup of it), which maps
+  // the same pages with map_shared_fd. Nothing is left in /dev/shm: the memory goes when
+  // the last mapping and descriptor go. A shared storage cannot be resized (its deleter is
+  // the unmap). An empty storage is marked shared with no file (fd -1), as in torch.
+  void share_memory();
+  bool is_shared() const { return shared_; }
+  int shared_fd() const;  // -1 for an empty shared storage
 
   // Note [The version counter lives on the storage]
   // Every in-place write bumps the version of the storage it writes; all views of a
@@ -47,11 +62,13 @@ class StorageImpl : public RefCounted {
   void* pyobj = nullptr;
 
  private:
+  friend Ref<StorageImpl> map_shared_fd(int fd, size_t nbytes);
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Deleter deleter_ = nullptr;
   void* context_ = nullptr;
   bool resizable_ = true;
+  bool shared_ = false;
   std::atomic<uint32_t> version_{0};
   std::atomic<int> pins_{0};
 };
@@ -64,5 +81,9 @@ int64_t live_storage_impls();
 // Maps a file: shared mappings write through to the file (growing it to nbytes when it
 // is shorter); private ones are copy-on-write and need the file to be long enough.
 Storage map_file(const char* filename, bool shared, size_t nbytes);
+
+// Maps nbytes of a shared memory file received from another process. The storage owns a
+// dup of fd (the caller keeps and closes its own), so it can be passed on again.
+Storage map_shared_fd(int fd, size_t nbytes);
 
 }  // namespace ember

@@ -126,6 +126,40 @@ PyObject* s_from_pointer(PyObject* cls, PyObject* args) {
   });
 }
 
+PyObject* s_share_memory_(PyObject* self, PyObject*) {
+  return guarded([&]() -> PyObject* {
+    storage_of(self)->share_memory();
+    Py_INCREF(self);
+    return self;
+  });
+}
+
+PyObject* s_is_shared(PyObject* self, PyObject*) { return PyBool_FromLong(storage_of(self)->is_shared()); }
+
+// _share_fd_cpu_() -> (fd, nbytes): moves the storage to shared memory (when it is not
+// there yet) and returns its memory file's descriptor, still owned by the storage (-1 when
+// empty), as torch's file_descriptor strategy does.
+PyObject* s_share_fd_cpu_(PyObject* self, PyObject*) {
+  return guarded([&]() -> PyObject* {
+    const Storage& s = storage_of(self);
+    s->share_memory();
+    return Py_BuildValue("(in)", s->shared_fd(), static_cast<Py_ssize_t>(s->nbytes()));
+  });
+}
+
+// _new_shared_fd_cpu(fd, nbytes) (classmethod): maps shared memory received as fd. The
+// storage owns a dup of fd; the caller still owns (and closes) fd.
+PyObject* s_new_shared_fd_cpu(PyObject* cls, PyObject* args) {
+  int fd;
+  Py_ssize_t nbytes;
+  if (!PyArg_ParseTuple(args, "in", &fd, &nbytes)) return nullptr;
+  return guarded([&]() -> PyObject* {
+    EMBER_CHECK(nbytes >= 0, Runtime, "_new_shared_fd_cpu(): expected a non-negative size, got ", nbytes);
+    Storage s = map_shared_fd(fd, static_cast<size_t>(nbytes));
+    return wrap_storage_as(reinterpret_cast<PyTypeObject*>(cls), std::move(s));
+  });
+}
+
 void release_parent(void* parent, void*, size_t) { static_cast<StorageImpl*>(parent)->release(); }
 
 // _slice(start, stop): a storage over bytes [start, stop) of this one, sharing them.
@@ -163,6 +197,12 @@ PyMethodDef storage_methods[] = {
     {"_copy_from_buffer", s_copy_from_buffer, METH_VARARGS, nullptr},
     {"_to_bytes", s_to_bytes, METH_NOARGS, nullptr},
     {"_slice", s_slice, METH_VARARGS, "_slice(start, stop): a storage sharing bytes [start, stop)."},
+    {"share_memory_", s_share_memory_, METH_NOARGS,
+     "Moves the storage's bytes into shared memory, in place (a no-op when already shared)."},
+    {"is_shared", s_is_shared, METH_NOARGS, "True once the bytes live in shared memory."},
+    {"_share_fd_cpu_", s_share_fd_cpu_, METH_NOARGS, "_share_fd_cpu_() -> (fd, nbytes); fd stays the storage's."},
+    {"_new_shared_fd_cpu", s_new_shared_fd_cpu, METH_VARARGS | METH_CLASS,
+     "_new_shared_fd_cpu(fd, nbytes): maps received shared memory (the storage owns a dup of fd)."},
     {"_from_file", s_from_file, METH_VARARGS | METH_CLASS, nullptr},
     {"_from_pointer", s_from_pointer, METH_VARARGS | METH_CLASS, nullptr},
     {"_set_storage_class", s_set_class, METH_O | METH_STATIC, nullptr},

@@ -869,8 +869,9 @@ class Module:
         _zero_grad(self.parameters(), set_to_none)
 
     def share_memory(self) -> "Module":
-        """A no-op here: ember's worker processes share memory by fork."""
-        return self
+        """Moves every parameter, gradient and buffer into shared memory, in place, so
+        processes given the module (ember.multiprocessing) train the same weights."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- conversions ----
 

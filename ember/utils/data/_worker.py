@@ -134,9 +134,13 @@ def _seed_worker(seed, base_seed, worker_id):
 
 def _send(data_queue, idx, data, worker_id):
     """Pickles here rather than in the queue's feeder thread, so that data that cannot
-    be pickled becomes an error in the main process instead of a batch lost forever."""
+    be pickled becomes an error in the main process instead of a batch lost forever.
+    ForkingPickler applies ember.multiprocessing's reductions: a batch's tensors move to
+    shared memory and travel as file descriptors, and the main process maps them."""
+    from multiprocessing.reduction import ForkingPickler
+
     try:
-        payload = pickle.dumps((idx, data), protocol=pickle.HIGHEST_PROTOCOL)
+        payload = bytes(ForkingPickler.dumps((idx, data), pickle.HIGHEST_PROTOCOL))
     except Exception:
         payload = pickle.dumps((idx, ExceptionWrapper(f"in DataLoader worker process {worker_id}")))
     data_queue.put(payload)
@@ -147,6 +151,8 @@ def worker_loop(iterable, dataset, index_pipe, data_queue, done_event, auto_coll
     """Receives (task index, sample indices) on index_pipe and answers (task index, data)
     on data_queue until it receives None or the main process dies."""
     global _worker_info
+    import ember.multiprocessing  # noqa: F401 (registers the reductions _send pickles with)
+
     parent = os.getppid()
     try:
         seed = base_seed + worker_id

@@ -4,7 +4,8 @@ One loop serves both: a sampler yields indices (or a batch sampler lists of them
 fetcher turns them into samples and collate_fn into a batch. With num_workers > 0 the
 main process hands index batches to the workers round-robin, keeps prefetch_factor
 batches per worker in flight, and returns the batches in order (in_order=True).
-Batches cross processes by pickling (tensors pickle with their storage's bytes).
+Batches cross processes by their memory: a worker's tensors move to shared memory and
+travel as file descriptors (ember.multiprocessing's reductions); the main process maps them.
 
 Worker processes are created by the multiprocessing start method (fork on Linux):
 ember's thread pool starts afresh in a forked child (see Note [The pool after fork] in
