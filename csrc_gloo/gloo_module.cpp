@@ -6,6 +6,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <sched.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -155,18 +157,53 @@ void free_group(PyObject* capsule) {
     Py_END_ALLOW_THREADS
 }
 
-// Runs fn with the GIL released; a C++ exception becomes a RuntimeError.
+// Scheduling. gloo's TCP event-loop thread (one per device) handles a readable socket only
+// when it can try_lock the pair, and epoll reports the socket again at once when it cannot:
+// while the collective's thread holds the pair (its writes wake the peer's threads), the
+// loop thread spins. When a woken thread (this process's loop thread, or on loopback the
+// peer's) preempts the lock holder on its CPU, the spinner keeps that CPU until the
+// scheduler's tick: measured with perf between 2 local processes on 2 cores, a 4 KiB
+// all_reduce then took ~4 ms (HZ=250) instead of ~0.3 ms, for runs of thousands of calls.
+// SCHED_BATCH (same nice weight, no privilege needed) keeps a woken thread from preempting
+// the running one, so the holder leaves its critical section first. The calling thread
+// switches to it for the duration of each call (when it runs SCHED_OTHER, the default), and
+// the loop thread, created inside new_context's call, inherits it for good.
+// (sched_* with pid 0 act on the calling thread; pthread_getschedparam could answer from
+// glibc's cache, stale after a policy set by sched_setscheduler, e.g. Python's os module.)
+class BatchPolicy {
+public:
+    BatchPolicy() {
+        if (sched_getscheduler(0) != SCHED_OTHER || sched_getparam(0, &param_) != 0) return;
+        sched_param batch{};
+        switched_ = sched_setscheduler(0, SCHED_BATCH, &batch) == 0;
+    }
+    ~BatchPolicy() {
+        if (switched_) sched_setscheduler(0, SCHED_OTHER, &param_);
+    }
+    BatchPolicy(const BatchPolicy&) = delete;
+    BatchPolicy& operator=(const BatchPolicy&) = delete;
+
+private:
+    sched_param param_{};
+    bool switched_ = false;
+};
+
+// Runs fn with the GIL released (and the thread SCHED_BATCH, above); a C++ exception
+// becomes a RuntimeError.
 template <typename F>
 PyObject* run(F&& fn) {
     std::string error;
     Py_BEGIN_ALLOW_THREADS
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        error = e.what();
-        if (error.empty()) error = "gloo error";
-    } catch (...) {
-        error = "gloo error (unknown exception)";
+    {
+        BatchPolicy batch;  // back to the thread's own policy before it waits for the GIL
+        try {
+            fn();
+        } catch (const std::exception& e) {
+            error = e.what();
+            if (error.empty()) error = "gloo error";
+        } catch (...) {
+            error = "gloo error (unknown exception)";
+        }
     }
     Py_END_ALLOW_THREADS
     if (!error.empty()) {
@@ -188,7 +225,7 @@ PyObject* new_context(PyObject*, PyObject* args) {
     PyObject* ok = run([&] {
         gloo::transport::tcp::attr attr;
         attr.hostname = host;
-        group->device = gloo::transport::tcp::CreateDevice(attr);
+        group->device = gloo::transport::tcp::CreateDevice(attr);  // its loop thread inherits SCHED_BATCH
         group->context = std::make_shared<gloo::rendezvous::Context>(rank, size);
         group->context->setTimeout(std::chrono::milliseconds(timeout_ms));
         group->context->connectFullMesh(*py_store, group->device);

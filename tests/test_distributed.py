@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -675,6 +676,39 @@ def test_one_rank_group(one_rank):
     assert objs == [{"a": 1}]
     dist.destroy_process_group()
     assert not dist.is_initialized()
+
+
+def _policies():
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            out[int(tid)] = os.sched_getscheduler(int(tid))
+        except (ProcessLookupError, FileNotFoundError):  # a thread that ended meanwhile
+            pass
+    return out
+
+
+@pytest.mark.timeout(30)
+def test_collectives_keep_the_callers_scheduling_policy(one_rank):
+    # the binding runs each call, and gloo's event-loop thread, under SCHED_BATCH (DESIGN.md,
+    # "Collectives run SCHED_BATCH"); the caller's own policy comes back after the call
+    assert os.SCHED_BATCH in _policies().values()
+    before = os.sched_getscheduler(0)
+    t = ember.ones(4)
+    dist.all_reduce(t)
+    dist.broadcast(t, src=0)
+    assert os.sched_getscheduler(0) == before
+    seen = []
+
+    def idle_caller():  # a policy other than SCHED_OTHER is left as it is
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        dist.all_reduce(t)
+        seen.append(os.sched_getscheduler(0))
+
+    th = threading.Thread(target=idle_caller)
+    th.start()
+    th.join(20)
+    assert seen == [os.SCHED_IDLE] and t.tolist() == [1.0] * 4
 
 
 def _store_script(make):
