@@ -49,12 +49,25 @@ status=$?
 
 # A log holding only allocator warnings is no report: tests ask for impossible sizes on purpose
 # (allocator_may_return_null=1 turns those into ember's RuntimeError, with this warning).
+# Nor is a log holding only LeakSanitizer's own crash at a process's exit ("Tracer caught
+# signal 11", then "LeakSanitizer has encountered a fatal error" and its two hints): its
+# stop-the-world tracer faulted, so that process's leak check did not run, which says nothing
+# about ember (a known intermittent fault of the runtime, google/sanitizers#1353; seen once here
+# in a spawned child of the multi-process tests, in a run whose every test passed). It is
+# counted and named below, not failed on.
+tool_failure='Tracer caught signal|LeakSanitizer has encountered a fatal error|HINT: For debugging, try setting environment variable LSAN_OPTIONS|HINT: LeakSanitizer does not work under ptrace'
 reports=""
+skipped=""
 for f in $(find "$logs" -type f | sort); do
   # (grep -c reads to the end: `grep -q` would stop early, and under pipefail the first grep's
   # SIGPIPE made a long report read as no report)
-  if [ "$(grep -v "WARNING: AddressSanitizer failed to allocate" "$f" | grep -c .)" -gt 0 ]; then reports="$reports $f"; fi
+  body="$(grep -v "WARNING: AddressSanitizer failed to allocate" "$f" | grep -c .)"
+  rest="$(grep -v "WARNING: AddressSanitizer failed to allocate" "$f" | grep -Ev "$tool_failure" | grep -c .)"
+  if [ "$rest" -gt 0 ]; then reports="$reports $f"; elif [ "$body" -gt 0 ]; then skipped="$skipped $f"; fi
 done
+if [ -n "$skipped" ]; then
+  echo "sanitize: LeakSanitizer's tracer crashed at exit in $(echo $skipped | wc -w) process(es), whose leak check did not run:$skipped"
+fi
 reports="${reports# }"
 if [ -n "$reports" ]; then
   for f in $reports; do echo "=== $f"; grep -v "failed to allocate" "$f" | head -n 80; done
