@@ -128,18 +128,9 @@ class _Table:
         raise ValueError(f"unknown store operation {op!r}")
 
 
-class HashStore(Store):
-    """A store inside one process (threads share it)."""
-
-    def __init__(self):
-        super().__init__()
-        self._table = _Table()
-
-    def _do(self, op, *args, timeout=None):
-        result = self._table.do(op, args, _seconds(self._timeout) if timeout is None else timeout)
-        if isinstance(result, DistError):
-            raise result
-        return result
+class _TableStore(Store):
+    """A store whose every operation is one request to a _Table (_do): in this process
+    (HashStore) or in the TCPStore master's."""
 
     def set(self, key, value):
         self._do("set", key, _as_bytes(value))
@@ -167,6 +158,20 @@ class HashStore(Store):
 
     def num_keys(self):
         return self._do("num_keys")
+
+
+class HashStore(_TableStore):
+    """A store inside one process (threads share it)."""
+
+    def __init__(self):
+        super().__init__()
+        self._table = _Table()
+
+    def _do(self, op, *args, timeout=None):
+        result = self._table.do(op, args, _seconds(self._timeout) if timeout is None else timeout)
+        if isinstance(result, DistError):
+            raise result
+        return result
 
 
 # ---- TCPStore: length-prefixed pickles over one socket per client ----------------------
@@ -235,7 +240,7 @@ class _Server:
         self.listener.close()
 
 
-class TCPStore(Store):
+class TCPStore(_TableStore):
     """torch.distributed.TCPStore: the master (is_master=True) serves the keys from a
     thread in its process (port 0: a free port, then read .port); every instance, the
     master's too, is a client. wait_for_workers: the master's constructor returns once
@@ -290,33 +295,6 @@ class TCPStore(Store):
         if isinstance(result, DistError):
             raise result
         return result
-
-    def set(self, key, value):
-        self._do("set", key, _as_bytes(value))
-
-    def get(self, key):
-        return self._do("get", key)
-
-    def _wait(self, keys, timeout):
-        self._do("wait", keys, timeout=timeout)
-
-    def _get_or_none(self, key):
-        return self._do("get_now", key)
-
-    def add(self, key, amount):
-        return self._do("add", key, int(amount))
-
-    def compare_set(self, key, expected_value, desired_value):
-        return self._do("compare_set", key, _as_bytes(expected_value), _as_bytes(desired_value))
-
-    def check(self, keys):
-        return self._do("check", list(keys))
-
-    def delete_key(self, key):
-        return self._do("delete", key)
-
-    def num_keys(self):
-        return self._do("num_keys")
 
     def __del__(self):
         sock = getattr(self, "_sock", None)
