@@ -582,6 +582,21 @@ def _check_list(ts, name):
         _check_tensor(t, name)
 
 
+def _check_like(ts, tensor, what):
+    """Every tensor of a collective's list has tensor's dtype and element count."""
+    for t in ts:
+        if t.dtype != tensor.dtype or t.numel() != tensor.numel():
+            raise ValueError(what)
+
+
+def _unflatten_into(flat, ts):
+    """Copies consecutive chunks of flat into the tensors ts (each of its own shape)."""
+    offset = 0
+    for t in ts:
+        t.copy_(flat[offset:offset + t.numel()].view(t.shape))
+        offset += t.numel()
+
+
 def _dense(t):
     """t itself when contiguous, else a contiguous copy (torch 2.13's gloo accepts
     non-contiguous tensors too); _write_back copies a result into the caller's tensor."""
@@ -732,16 +747,13 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         return None
     if len(tensor_list) != pg.size():
         raise ValueError(f"all_gather: tensor_list must have {pg.size()} tensors, got {len(tensor_list)}")
-    for t in tensor_list:
-        if t.dtype != tensor.dtype or t.numel() != tensor.numel():
-            raise ValueError("all_gather: every tensor in tensor_list must have the input's dtype and size")
+    _check_like(tensor_list, tensor, "all_gather: every tensor in tensor_list must have the input's dtype and size")
 
     def fn(b, ctx, tag):
         flat = ember.empty(pg.size() * tensor.numel(), dtype=tensor.dtype)
         inp = _dense(tensor)
         b.allgather(ctx, inp.data_ptr(), flat.data_ptr(), _nbytes(inp), tag)
-        for i, t in enumerate(tensor_list):
-            t.copy_(flat[i * tensor.numel():(i + 1) * tensor.numel()].view(t.shape))
+        _unflatten_into(flat, tensor_list)
     return pg._submit("all_gather", fn, async_op, (tensor_list, tensor))
 
 
@@ -757,9 +769,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         if gather_list is None or len(gather_list) != pg.size():
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
         _check_list(gather_list, "gather_list")
-        for t in gather_list:
-            if t.dtype != tensor.dtype or t.numel() != tensor.numel():
-                raise ValueError("gather: every tensor in gather_list must have the input's dtype and size")
+        _check_like(gather_list, tensor, "gather: every tensor in gather_list must have the input's dtype and size")
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
 
@@ -769,8 +779,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         inp = _dense(tensor)
         b.gather(ctx, inp.data_ptr(), flat.data_ptr(), _nbytes(inp), root, tag)
         if is_root:
-            for i, t in enumerate(gather_list):
-                t.copy_(flat[i * tensor.numel():(i + 1) * tensor.numel()].view(t.shape))
+            _unflatten_into(flat, gather_list)
     return pg._submit("gather", fn, async_op, (tensor, gather_list))
 
 
@@ -785,9 +794,8 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         if scatter_list is None or len(scatter_list) != pg.size():
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
         _check_list(scatter_list, "scatter_list")
-        for t in scatter_list:
-            if t.dtype != tensor.dtype or t.numel() != tensor.numel():
-                raise ValueError("scatter: every tensor in scatter_list must have the output's dtype and size")
+        _check_like(scatter_list, tensor,
+                    "scatter: every tensor in scatter_list must have the output's dtype and size")
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     ins = [_dense(t) for t in scatter_list] if pg.rank() == root else []
@@ -886,15 +894,9 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     work = all_to_all_single(flat_out, flat_in, [t.numel() for t in output_tensor_list],
                              [t.numel() for t in input_tensor_list], group, async_op=True)
 
-    def unpack():
-        offset = 0
-        for t in output_tensor_list:
-            t.copy_(flat_out[offset:offset + t.numel()].view(t.shape))
-            offset += t.numel()
-        return None
     # the unpack runs on the group's thread after the exchange, in order
-    after = pg._submit("all_to_all", lambda b, ctx, tag: (work.wait(), unpack()), True,
-                       (output_tensor_list, flat_in, flat_out))
+    after = pg._submit("all_to_all", lambda b, ctx, tag: (work.wait(), _unflatten_into(flat_out, output_tensor_list)),
+                       True, (output_tensor_list, flat_in, flat_out))
     if async_op:
         return after
     after.wait()
