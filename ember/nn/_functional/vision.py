@@ -94,12 +94,14 @@ def _pad_constant(input, pad, value):
 
 def _pad_indices(size: int, before: int, after: int, mode: str):
     """For reflect/replicate/circular padding of one dim: which input index each output
-    position reads."""
+    position reads (negative pads crop; circular wraps around what is left)."""
+    if mode == "circular":
+        start = max(-before, 0)
+        kept = size - start - max(-after, 0)
+        return _C.arange(-max(before, 0), kept + max(after, 0)).remainder(kept) + start
     idx = _C.arange(-before, size + after)
     if mode == "replicate":
         return idx.clamp(0, size - 1)
-    if mode == "circular":
-        return idx.remainder(size)
     period = 2 * (size - 1)  # reflect without repeating the edge
     if period == 0:
         return idx * 0
@@ -107,10 +109,53 @@ def _pad_indices(size: int, before: int, after: int, mode: str):
     return _C.where(idx >= size, period - idx, idx)
 
 
+_PAD_DIMS_HELP = ("Supported combinations for non-constant padding:\n"
+                  "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                  "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                  "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def _check_nonconstant_pad(input, pad, mode: str) -> None:
+    n_pad = len(pad) // 2
+    if n_pad > 3 or input.dim() not in (n_pad + 1, n_pad + 2):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+                                  + _PAD_DIMS_HELP)
+    shape = list(input.shape)
+    if mode == "circular":
+        for i in range(n_pad):
+            size, before, after = shape[-1 - i], pad[2 * i], pad[2 * i + 1]
+            if before > size or after > size:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            if size + min(before, 0) + min(after, 0) <= 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        return
+    kernel = {"reflect": "reflection", "replicate": "replication"}[mode]
+    if input.dtype == _C.bool:
+        raise NotImplementedError(f"\"{kernel}_pad{n_pad}d\" not implemented for 'Bool'")
+    non_batch = shape[1:] if input.dim() == n_pad + 2 else shape
+    if 0 in non_batch:
+        raise RuntimeError(f"Expected {n_pad + 1}D or {n_pad + 2}D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {shape}")
+    names = "DHW"[3 - n_pad:]
+    for i in range(n_pad):
+        dim = input.dim() - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (before >= shape[dim] or after >= shape[dim]):
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) at dimension {dim} of input {shape}")
+    out_sizes = [shape[-n_pad + k] + pad[2 * (n_pad - 1 - k)] + pad[2 * (n_pad - 1 - k) + 1] for k in range(n_pad)]
+    if min(out_sizes) < 1:
+        ins = ", ".join(f"{n}: {shape[-n_pad + k]}" for k, n in enumerate(names))
+        outs = " ".join(f"{n}: {out_sizes[k]}" for k, n in enumerate(names))
+        raise RuntimeError(f"input ({ins}) is too small. Calculated output {outs}")
+
+
 def pad(input, pad, mode: str = "constant", value: Optional[float] = None):
     """Pads the last len(pad) // 2 dims: pad = (left, right, top, bottom, ...), last dim
-    first. mode 'constant' fills with value (0) and takes negative pads as crops;
-    'reflect', 'replicate' and 'circular' read the input's own values.
+    first. mode 'constant' fills with value (0), any number of dims; 'reflect',
+    'replicate' and 'circular' read the input's own values, for the last 1, 2 or 3 dims
+    of an input with or without a batch dim. Negative pads crop. One index_select (or
+    cat) per padded dim, so autograd gives torch's gradients.
 
     >>> ember.nn.functional.pad(ember.ones(1, 2), (1, 0)).tolist()
     [[0.0, 1.0, 1.0]]
@@ -131,21 +176,11 @@ def pad(input, pad, mode: str = "constant", value: Optional[float] = None):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    n_pad = len(pad) // 2
-    if n_pad > 3 or input.dim() not in (n_pad + 1, n_pad + 2):
-        raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    _check_nonconstant_pad(input, pad, mode)
     out = input
-    for i in range(n_pad):
+    for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
-        before, after = pad[2 * i], pad[2 * i + 1]
-        size = out.size(dim)
-        if mode == "reflect" and (before >= size or after >= size):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
-                               f"but got: padding ({before}, {after}) at dimension {dim} of input "
-                               f"{list(input.shape)}")
-        if mode == "circular" and (before > size or after > size):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        out = out.index_select(dim, _pad_indices(size, before, after, mode))
+        out = out.index_select(dim, _pad_indices(out.size(dim), pad[2 * i], pad[2 * i + 1], mode))
     return out
 
 
