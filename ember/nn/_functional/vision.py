@@ -327,13 +327,13 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
                          "tensor as input")
+    if mode in _INTERP_DIMS and mode != "bicubic" and input.dim() in (3, 4, 5) and input.dim() != _INTERP_DIMS[mode]:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_DIMS[mode]}D input")
     known = ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS)
-    if input.dim() not in (3, 4, 5) or mode not in known:
+    if input.dim() not in (3, 4, 5) or mode not in known or (mode == "bicubic" and input.dim() != 4):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
-    if mode in _INTERP_DIMS and input.dim() != _INTERP_DIMS[mode]:
-        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_DIMS[mode]}D input")
     if mode == "area" and size is None:
         recompute_scale_factor = True  # as torch: area needs the integer output size only
     sizes, scales = _resize_plan(input, size, scale_factor, recompute_scale_factor)
@@ -529,8 +529,8 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     n, c = input.shape[0], input.shape[1]
     sizes = list(input.shape[2:])
     out_spatial = list(grid.shape[1:-1])
-    flat = input.reshape(n, c, -1)
-    g = grid.reshape(n, -1, d)
+    flat = input.reshape(n, c, math.prod(sizes))
+    g = grid.reshape(n, math.prod(out_spatial), d)
     # spatial dim k (0: the first of D/H/W) is read by the grid's component d - 1 - k
     raw = [g[:, :, d - 1 - k] for k in range(d)]
     if mode == "bicubic":
@@ -625,6 +625,10 @@ def affine_grid(theta, size, align_corners=None):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{size[0]}, {theta.shape[-1]}] but got: [{theta.shape[0]}, {theta.shape[-1]}].")
     spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                      "affine_grid for details.")
     d = len(spatial)
     axes = [_linspace_from_neg_one(s, align_corners, theta.dtype) for s in spatial]
     # base[..., j] is x, y (, z): the component j varies along spatial dim d - 1 - j
