@@ -421,3 +421,14 @@ def test_top_level_aliases():
         assert getattr(ember, name) is getattr(EF, name)
     close(ember.pixel_shuffle(ember.arange(8.).view(1, 8, 1, 1), 2),
           torch.pixel_shuffle(torch.arange(8.).view(1, 8, 1, 1), 2))
+
+
+@pytest.mark.parametrize("name", ["ember.nn.modules.padding", "ember.nn.modules.channelshuffle",
+                                  "ember.nn.modules.upsampling"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, globs={"ember": ember, **vars(module)})
+    assert result.attempted > 0 and result.failed == 0

@@ -595,8 +595,8 @@ def affine_grid(theta, size, align_corners=None):
     1 appended, times theta. For grid_sample.
 
     >>> F = ember.nn.functional
-    >>> F.affine_grid(ember.tensor([[[1., 0, 0], [0, 1, 0]]]), (1, 1, 1, 2), align_corners=True).tolist()
-    [[[[-1.0, 0.0], [1.0, 0.0]]]]
+    >>> F.affine_grid(ember.tensor([[[1., 0, 0], [0, 1, 0]]]), (1, 1, 1, 2), align_corners=False).tolist()
+    [[[[-0.5, 0.0], [0.5, 0.0]]]]
     """
     from ... import ones, stack
 
