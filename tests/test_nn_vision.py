@@ -92,6 +92,17 @@ def test_grid_sample_matches_torch_with_gradients(d, mode, padding_mode, align_c
                 lambda x, g: TF.grid_sample(x, g, mode, padding_mode, align_corners), (xe, ge), (xt, gt))
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_unit_size_axes(mode):
+    # an axis of one pixel: reflection has nothing to reflect in, and its gradient is 0
+    for padding_mode in ("zeros", "border", "reflection"):
+        for align_corners in (False, True):
+            xe, xt = pair((1, 2, 1, 4))
+            ge, gt = grid_pair(2, n=1)
+            check_grads(lambda x, g: EF.grid_sample(x, g, mode, padding_mode, align_corners),
+                        lambda x, g: TF.grid_sample(x, g, mode, padding_mode, align_corners), (xe, ge), (xt, gt))
+
+
 def test_grid_sample_nearest_gives_the_grid_a_zero_gradient():
     xe, _ = pair((1, 2, 3, 3))
     ge, _ = grid_pair(2, n=1)
