@@ -232,6 +232,26 @@ def test_interpolate_nearest_5d(mode, kw):
                 (xe,), (xt,))
 
 
+@pytest.mark.parametrize("shape, mode, antialias", [
+    ((1, 2, 5, 7), "nearest", False), ((1, 2, 5, 7), "bilinear", False), ((1, 2, 5, 7), "bilinear", True),
+    ((1, 2, 5, 7), "bicubic", True), ((1, 2, 5, 7), "bicubic", False), ((1, 2, 5), "linear", False),
+    ((1, 2, 5), "nearest", False), ((1, 2, 5, 3, 4), "trilinear", False), ((1, 2, 5, 3, 4), "nearest", False),
+])
+def test_interpolate_scale_factors_keeping_or_doubling_a_size(shape, mode, antialias):
+    # torch's forward kernels copy a dim whose size a scale factor keeps (and the 2-d
+    # nearest kernel halves the index of a dim it doubles) instead of using the scale.
+    # Some of torch's backward kernels do not (their gradient is then not the forward's
+    # adjoint); ember's is the adjoint, so only the values are compared here.
+    for scale_factor in (1.01, (1.01, 2.01)[:len(shape) - 2] + (1.3,) * (len(shape) - 4)):
+        xe, xt = pair(shape, grad=False)
+        close(EF.interpolate(xe, scale_factor=scale_factor, mode=mode, antialias=antialias),
+              TF.interpolate(xt, scale_factor=scale_factor, mode=mode, antialias=antialias))
+        if (mode, len(shape)) in (("nearest", 4), ("linear", 3), ("bilinear", 4), ("trilinear", 5)) and not antialias:
+            xe, xt = pair(shape)  # torch's backward agrees with its forward here
+            check_grads(lambda x: EF.interpolate(x, scale_factor=scale_factor, mode=mode),
+                        lambda x: TF.interpolate(x, scale_factor=scale_factor, mode=mode), (xe,), (xt,))
+
+
 @pytest.mark.parametrize("mode, kw", [("bicubic", {}), ("bicubic", dict(antialias=True)),
                                       ("bilinear", dict(antialias=True))])
 def test_interpolate_gradcheck(mode, kw):

@@ -352,19 +352,29 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         how = mode if mode.startswith("nearest") else ("align_corners" if align_corners else "half_pixel")
         out = input
         for i, (n, s) in enumerate(zip(sizes, scales)):
+            n_in = out.size(2 + i)
+            # torch's kernels copy a dim that keeps its size whatever the scale (the
+            # 2-d nearest kernel also halves the index of a dim that doubles)
+            if n == n_in and (how != "nearest" or input.dim() == 4):
+                continue
+            if how == "nearest" and input.dim() == 4 and n == 2 * n_in:
+                out = out.index_select(2 + i, _C.arange(n) // 2)
+                continue
             out = _resample(out, 2 + i, n, s, how)
-        return out
+        return out.clone() if out is input else out
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"compute_indices_weights_cubic" not implemented for \'{_type_name(input.dtype)}\'')
     x = input if input.dtype in (_C.float32, _C.float64) else input.float()
     for i, (n, s) in enumerate(zip(sizes, scales)):
         n_in = x.size(2 + i)
+        if antialias and n == n_in:  # kept as it is, as torch's kernel does
+            continue
         if antialias:
             m = _aa_matrix(n_in, n, s, align_corners, mode, x.dtype)
         else:
             m = _cubic_matrix(n_in, n, s, align_corners, x.dtype)
         x = _apply_matrix(x, 2 + i, m.to(x.dtype))
-    return x.to(input.dtype)
+    return x.clone() if x is input else x.to(input.dtype)
 
 
 def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):
