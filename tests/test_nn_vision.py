@@ -224,6 +224,14 @@ def test_interpolate_new_modes_match_torch_with_gradients(shape, mode, kw, align
                 lambda x: TF.interpolate(x, mode=mode, align_corners=align_corners, **kw), (xe,), (xt,))
 
 
+@pytest.mark.parametrize("shape, kw", [((2, 3, 11, 13), dict(size=(4, 17))), ((2, 3, 5, 6), dict(scale_factor=0.3)),
+                                       ((1, 2, 4, 4), dict(size=(9, 3)))])
+def test_interpolate_lanczos(shape, kw):
+    xe, xt = pair(shape)
+    check_grads(lambda x: EF.interpolate(x, mode="lanczos", antialias=True, **kw),
+                lambda x: TF.interpolate(x, mode="lanczos", antialias=True, **kw), (xe,), (xt,))
+
+
 @pytest.mark.parametrize("mode, kw", [("nearest", dict(scale_factor=1.5)), ("nearest-exact", dict(size=(2, 7, 3))),
                                       ("nearest", dict(scale_factor=2.5, recompute_scale_factor=True))])
 def test_interpolate_nearest_5d(mode, kw):
@@ -282,6 +290,10 @@ def test_interpolate_bicubic_dtypes_and_non_contiguous(dtype, tol):
     lambda F, T: F.interpolate(T.zeros(1, 1, 4, 4), scale_factor=2, mode="nearest", align_corners=True),
     lambda F, T: F.interpolate(T.zeros(1, 1, 4, 4), size=3, scale_factor=2, mode="bicubic"),
     lambda F, T: F.interpolate(T.zeros(1, 1, 4, 4, dtype=T.int64), scale_factor=2, mode="bicubic"),
+    lambda F, T: F.interpolate(T.zeros(1, 1, 4, 4), scale_factor=2, mode="lanczos"),
+    lambda F, T: F.interpolate(T.zeros(1, 1, 4, 4), scale_factor=2, mode="lanczos", antialias=True, align_corners=True),
+    lambda F, T: F.interpolate(T.zeros(1, 1, 4), scale_factor=2, mode="lanczos"),
+    lambda F, T: F.interpolate(T.zeros(1, 1, 4, 4, 4), scale_factor=2, mode="lanczos"),
 ])
 def test_interpolate_errors(call):
     raises_like(lambda: call(EF, ember), lambda: call(TF, torch))

@@ -265,15 +265,15 @@ def _cubic_matrix(n_in: int, n_out: int, scale, align_corners: bool, dtype):
 
 def _aa_matrix(n_in: int, n_out: int, scale, align_corners: bool, mode: str, dtype):
     """The (n_out, n_in) matrix of torch's antialiased resize of one dim (PIL's): a
-    triangle (bilinear) or cubic A = -0.5 (bicubic) filter, widened by the downscale
-    factor, each row normalized to sum 1."""
+    triangle (bilinear), cubic A = -0.5 (bicubic) or Lanczos-3 filter, widened by the
+    downscale factor, each row normalized to sum 1."""
     from ... import arange, float64, zeros
 
     if align_corners:
         ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
     else:
         ratio = 1.0 / scale if scale else n_in / n_out
-    half_width = 1.0 if mode == "bilinear" else 2.0
+    half_width = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]
     support = half_width * ratio if ratio >= 1.0 else half_width
     inv = 1.0 / ratio if ratio >= 1.0 else 1.0
     center = (arange(n_out, dtype=float64) + 0.5) * ratio
@@ -285,6 +285,10 @@ def _aa_matrix(n_in: int, n_out: int, scale, align_corners: bool, mode: str, dty
     x = ((idx.to(float64) - center.unsqueeze(1) + 0.5) * inv).abs()
     if mode == "bilinear":
         w = _C.clamp(1 - x, 0, None)
+    elif mode == "lanczos":  # sinc(x) sinc(x / 3) on |x| < 3
+        safe = _where(x == 0, x.new_ones(()), x * math.pi)
+        w = _where(x == 0, x.new_ones(()), (safe.sin() / safe) * ((safe / 3).sin() / (safe / 3)))
+        w = _where(x < 3, w, x * 0)
     else:
         a = -0.5
         w = _where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
@@ -307,11 +311,12 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                 recompute_scale_factor=None, antialias: bool = False):
     """Resizes (N, C, L), (N, C, H, W) or (N, C, D, H, W) to size, or by scale_factor:
     mode 'nearest' (torch's floor rule), 'nearest-exact', 'linear', 'bilinear',
-    'trilinear', 'bicubic' (A = -0.75) or 'area'; align_corners as torch's; antialias=True
-    (bilinear and bicubic, 4-D) filters as PIL does when downscaling.
+    'trilinear', 'bicubic' (A = -0.75), 'lanczos' (antialias only) or 'area';
+    align_corners as torch's; antialias=True (bilinear, bicubic, lanczos; 4-D) filters as
+    PIL does when downscaling.
 
     One dim at a time: the nearest and linear modes by index_select and lerps, bicubic and
-    antialias by a product with a (out, in) weight matrix, area by adaptive average
+    the antialiased modes by a product with a (out, in) weight matrix, area by adaptive average
     pooling; autograd gives torch's gradients.
 
     >>> ember.nn.functional.interpolate(ember.tensor([[[0., 2.]]]), size=3, mode='linear',
@@ -324,16 +329,21 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                              "linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
                          "tensor as input")
     if mode in _INTERP_DIMS and mode != "bicubic" and input.dim() in (3, 4, 5) and input.dim() != _INTERP_DIMS[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_DIMS[mode]}D input")
-    known = ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS)
-    if input.dim() not in (3, 4, 5) or mode not in known or (mode == "bicubic" and input.dim() != 4):
+    known = ("nearest", "nearest-exact", "area", "lanczos") + tuple(_INTERP_DIMS)
+    if input.dim() not in (3, 4, 5) or mode not in known or (mode in ("bicubic", "lanczos") and input.dim() != 4):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
+    if mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if mode == "area" and size is None:
         recompute_scale_factor = True  # as torch: area needs the integer output size only
     sizes, scales = _resize_plan(input, size, scale_factor, recompute_scale_factor)
