@@ -286,16 +286,16 @@ def _aa_matrix(n_in: int, n_out: int, scale, align_corners: bool, mode: str, dty
     if mode == "bilinear":
         w = _C.clamp(1 - x, 0, None)
     elif mode == "lanczos":  # sinc(x) sinc(x / 3) on |x| < 3
-        safe = _where(x == 0, x.new_ones(()), x * math.pi)
-        w = _where(x == 0, x.new_ones(()), (safe.sin() / safe) * ((safe / 3).sin() / (safe / 3)))
-        w = _where(x < 3, w, x * 0)
+        safe = _C.where(x == 0, x.new_ones(()), x * math.pi)
+        w = _C.where(x == 0, x.new_ones(()), (safe.sin() / safe) * ((safe / 3).sin() / (safe / 3)))
+        w = _C.where(x < 3, w, x * 0)
     else:
         a = -0.5
-        w = _where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
-                   _where(x < 2, (((x - 5) * x + 8) * x - 4) * a, x * 0))
+        w = _C.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                   _C.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, x * 0))
     w = w * valid
     total = w.sum(1, keepdim=True)
-    w = w / _where(total == 0, total.new_ones(()), total)
+    w = w / _C.where(total == 0, total.new_ones(()), total)
     m = zeros(n_out, n_in + width, dtype=float64).scatter_add(1, idx, w)
     return m[:, :n_in].to(dtype if dtype == _C.float64 else _C.float32)
 
@@ -426,15 +426,11 @@ def channel_shuffle(input, groups: int):
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(input.shape)
 
 
-def _where(cond, a, b):
-    return _C.where(cond, a, b)
-
-
 def _clip(x, size: int):
     """x clamped to [0, size - 1], with gradient 0 at and beyond both borders (torch's
     grid sampler counts the borders as outside)."""
     hi = size - 1
-    return _where(x <= 0, x.new_zeros(()), _where(x >= hi, x.new_full((), hi), x))
+    return _C.where(x <= 0, x.new_zeros(()), _C.where(x >= hi, x.new_full((), hi), x))
 
 
 def _reflect(x, twice_low: int, twice_high: int):
@@ -446,7 +442,7 @@ def _reflect(x, twice_low: int, twice_high: int):
     y = (x - low).abs()
     flips = (y.detach() / span).floor()
     extra = _C.fmod(y, span)
-    return _where(_C.remainder(flips, 2) == 0, extra + low, (span + low) - extra)
+    return _C.where(_C.remainder(flips, 2) == 0, extra + low, (span + low) - extra)
 
 
 def _grid_coordinate(coord, size: int, padding_mode: str, align_corners: bool, pad: bool = True):
@@ -574,7 +570,7 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
             # the grid's gradient is zeros, not absent, as torch's: where() on a mask that
             # is all False adds 0 and passes no gradient to the grid
             never = pos[0].detach() < -math.inf
-            out = values * inside + _where(never, sum(pos), pos[0].new_zeros(())).unsqueeze(1)
+            out = values * inside + _C.where(never, sum(pos), pos[0].new_zeros(())).unsqueeze(1)
         else:
             low = [p.detach().floor() for p in pos]
             out = None
