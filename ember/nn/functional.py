@@ -13,7 +13,8 @@ ember/nn/_functional/, by what it is:
     linear.py       linear, bilinear, identity
     dropout.py      dropout, dropout1d/2d/3d
     attention.py    scaled_dot_product_attention, multi_head_attention_forward
-    vision.py       pad, interpolate, pixel_shuffle, pixel_unshuffle
+    vision.py       pad, interpolate, upsample*, grid_sample, affine_grid, pixel_shuffle,
+                    pixel_unshuffle, channel_shuffle
     _utils.py       what several topics use
 
 The heavy numerics (softmax, the losses, convolution, pooling, normalization, embedding and
@@ -49,7 +50,8 @@ from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptiv
                                avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
                                max_pool2d_with_indices)
 from ._functional.softmax import log_softmax, softmax, softmin
-from ._functional.vision import interpolate, pad, pixel_shuffle, pixel_unshuffle
+from ._functional.vision import (affine_grid, channel_shuffle, grid_sample, interpolate, pad, pixel_shuffle,
+                                pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest)
 
 __all__ = [
     # activation
@@ -78,5 +80,6 @@ __all__ = [
     # attention
     "scaled_dot_product_attention", "multi_head_attention_forward",
     # vision
-    "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle",
+    "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
 ]

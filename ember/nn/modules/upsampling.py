@@ -8,8 +8,9 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 class Upsample(Module):
-    """Resizes (N, C, L) or (N, C, H, W) to size, or by scale_factor, with F.interpolate's
-    modes ('nearest', 'nearest-exact', 'linear', 'bilinear', 'area').
+    """Resizes (N, C, L), (N, C, H, W) or (N, C, D, H, W) to size, or by scale_factor, with
+    F.interpolate's modes ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic',
+    'trilinear', 'area').
 
     >>> ember.nn.Upsample(scale_factor=2)(ember.ones(1, 1, 2, 3)).shape
     ember.Size([1, 1, 4, 6])

@@ -14,7 +14,8 @@ tensor.proto, tensor_shape.proto):
     SessionLog    status 1 (enum: START = 1), checkpoint_path 2, msg 3
     Summary       value 1 (repeated Summary.Value)
     Summary.Value tag 1, metadata 9 (SummaryMetadata); oneof: simple_value 2 (float),
-                  histo 5 (HistogramProto), tensor 8 (TensorProto)
+                  image 4 (Summary.Image), histo 5 (HistogramProto), tensor 8 (TensorProto)
+    Summary.Image height 1, width 2, colorspace 3 (int32), encoded_image_string 4 (bytes)
     SummaryMetadata  plugin_data 1 (PluginData: plugin_name 1, content 2), display_name 2,
                   summary_description 3
     HistogramProto   min 1, max 2, num 3, sum 4, sum_squares 5 (doubles),
@@ -22,6 +23,20 @@ tensor.proto, tensor_shape.proto):
     TensorProto   dtype 1 (enum: DT_FLOAT 1, DT_DOUBLE 2, DT_STRING 7), tensor_shape 2,
                   float_val 5 (packed), double_val 6 (packed), string_val 8 (repeated bytes)
     TensorShapeProto dim 2 (repeated Dim: size 1, name 2)
+
+The hparams plugin's content (tensorboard/plugins/hparams/api.proto, plugin_data.proto;
+google/protobuf/struct.proto):
+
+    HParamsPluginData version 1; oneof: experiment 2, session_start_info 3,
+                  session_end_info 4
+    Experiment    hparam_infos 4 (repeated HParamInfo), metric_infos 5 (repeated MetricInfo)
+    HParamInfo    name 1, type 4 (enum: STRING 1, BOOL 2, FLOAT64 3), domain_discrete 5
+                  (ListValue)
+    MetricInfo    name 1 (MetricName: group 1, tag 2)
+    SessionStartInfo hparams 1 (map<string, Value>: entries of key 1, value 2)
+    SessionEndInfo   status 1 (enum: SUCCESS = 1)
+    Value         oneof: number_value 2 (double), string_value 3, bool_value 4
+    ListValue     values 1 (repeated Value)
 """
 from __future__ import annotations
 
@@ -182,6 +197,29 @@ def string_tensor(text: str) -> Writer:
     return Writer().varint(1, DT_STRING).message(2, tensor_shape(1)).string(8, text)
 
 
+def image_value(tag: str, height: int, width: int, colorspace: int, png: bytes) -> Writer:
+    """A Summary.Value holding an encoded (PNG) image."""
+    image = Writer()
+    for field, x in ((1, height), (2, width), (3, colorspace)):
+        if x:
+            image.varint(field, x)
+    return _value(tag).message(4, image.bytes(4, png))
+
+
+def struct_value(value) -> Writer:
+    """A google.protobuf.Value: a bool, a number (as double) or a string."""
+    if isinstance(value, bool):
+        return Writer().varint(4, int(value))
+    if isinstance(value, str):
+        return Writer().string(3, value)
+    return Writer().double(2, float(value))
+
+
+def metadata_value(tag: str, metadata: Writer) -> Writer:
+    """A Summary.Value holding only metadata (as the hparams plugin's entries do)."""
+    return _value(tag).message(9, metadata)
+
+
 # ---------------------------------------------------------------- decoding
 def decode_fields(data: bytes) -> dict:
     """A message's fields as {field_number: [raw values]}: ints for varints, bytes for
@@ -261,6 +299,10 @@ def _decode_value(data: bytes) -> dict:
     out = {"tag": _one(f, 1, b"").decode("utf-8")}
     if 2 in f:
         out["simple_value"] = struct.unpack("<f", _one(f, 2))[0]
+    if 4 in f:
+        image = decode_fields(_one(f, 4))
+        out["image"] = {name: _one(image, n, 0) for n, name in enumerate(("height", "width", "colorspace"), 1)}
+        out["image"]["encoded_image_string"] = _one(image, 4, b"")
     if 5 in f:
         out["histo"] = _decode_histogram(_one(f, 5))
     if 8 in f:

@@ -1,4 +1,5 @@
-"""SummaryWriter: logs scalars, histograms and text to TensorBoard event files.
+"""SummaryWriter: logs scalars, histograms, text, images and hyperparameters to TensorBoard
+event files.
 
 An event file is a TFRecord file (see _record.py) of Event protobufs (see _proto.py): first
 one naming the format version, then one per logged value. Events are written
@@ -167,6 +168,92 @@ def _histogram(values, bins, max_bins=None):
     return limits, [float(c) for c in counts]
 
 
+def _as_tensor(values):
+    """values (an ember tensor, a numpy array, a tensor of another library) as an ember
+    tensor, without gradient."""
+    import ember
+
+    if isinstance(values, ember.Tensor):
+        return values.detach()
+    if type(values).__module__ == "numpy" or hasattr(values, "__array_interface__"):
+        import numpy
+
+        return ember.from_numpy(numpy.ascontiguousarray(values))
+    if hasattr(values, "detach") and hasattr(values, "tolist"):  # a tensor of another library
+        values = values.detach()
+        dtype = str(values.dtype).split(".")[-1]
+        return ember.tensor(values.tolist(), dtype=getattr(ember, dtype, None))
+    return ember.tensor(values)
+
+
+def _image_grid(images, ncols: int = 8):
+    """(N, C, H, W) images tiled row by row into one (C, H * rows, W * cols) image, ncols
+    (at most 8) to a row, gray images made RGB, the empty cells black."""
+    import ember
+
+    if images.size(1) == 1:
+        images = images.expand(-1, 3, -1, -1)
+    if images.dim() != 4 or images.size(1) not in (3, 4):
+        raise AssertionError("add_images: images need 1, 3 or 4 channels, got shape "
+                             f"{list(images.shape)}")
+    n, c, h, w = images.shape
+    ncols = min(n, ncols)
+    nrows = -(-n // ncols)
+    if nrows * ncols > n:
+        images = ember.cat([images, images.new_zeros((nrows * ncols - n, c, h, w))])
+    # (rows, cols, C, H, W) -> (C, rows, H, cols, W)
+    return images.reshape(nrows, ncols, c, h, w).permute(2, 0, 3, 1, 4).reshape(c, nrows * h, ncols * w)
+
+
+def _to_hwc(tensor, dataformats: str):
+    """An image tensor laid out as dataformats (a permutation of 'NCHW', 'CHW', 'HWC',
+    'HW', ...) as (H, W, C), C being 3 or 4 (a gray image repeated thrice); N images are
+    tiled into one grid."""
+    fmt = dataformats.upper()
+    if len(set(fmt)) != len(fmt):
+        raise AssertionError(f"You can not use the same dimension shordhand twice.         input_format: "
+                             f"{dataformats}")
+    if tensor.dim() != len(fmt):
+        raise AssertionError(f"size of input tensor and input format are different.         tensor shape: "
+                             f"{tuple(tensor.shape)}, input_format: {dataformats}")
+    if len(fmt) == 4:
+        return _image_grid(tensor.permute(*[fmt.find(c) for c in "NCHW"])).permute(1, 2, 0)
+    if len(fmt) == 3:
+        hwc = tensor.permute(*[fmt.find(c) for c in "HWC"])
+        return hwc.expand(-1, -1, 3) if hwc.size(2) == 1 else hwc
+    hw = tensor.permute(*[fmt.find(c) for c in "HW"])
+    return hw.unsqueeze(2).expand(-1, -1, 3)
+
+
+def _encode_png(hwc, rescale: float = 1.0):
+    """(H, W, C) uint8 pixels as PNG bytes, through Pillow."""
+    try:
+        from PIL import Image
+    except ImportError as error:
+        raise ImportError("SummaryWriter.add_image needs Pillow to encode images as PNG: pip install pillow") from error
+    import io
+
+    h, w, c = hwc.shape
+    mode = {1: "L", 3: "RGB", 4: "RGBA"}.get(c)
+    if mode is None:
+        raise ValueError(f"add_image: an image needs 1, 3 or 4 channels, got {c}")
+    image = Image.frombytes(mode, (w, h), bytes(hwc.contiguous().reshape(-1).tolist()))
+    if rescale != 1:
+        image = image.resize((int(w * rescale), int(h * rescale)), Image.LANCZOS)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return image.height, image.width, c, out.getvalue()
+
+
+def _image_entry(tag: str, img_tensor, dataformats: str, rescale: float = 1.0):
+    import ember
+
+    hwc = _to_hwc(_as_tensor(img_tensor), dataformats)
+    if hwc.dtype != ember.uint8:  # floats are in [0, 1]
+        hwc = (hwc.to(ember.float32) * 255).clamp(0, 255).to(ember.uint8)
+    return _proto.image_value(tag, *_encode_png(hwc, rescale))
+
+
 class SummaryWriter:
     """Writes entries for TensorBoard into event files under log_dir.
 
@@ -269,6 +356,36 @@ class SummaryWriter:
                                     _proto.plugin_metadata("text"))
         self._get_file_writer().add_summary(_proto.summary(entry), global_step, walltime)
 
+    def add_image(self, tag: str, img_tensor, global_step=None, walltime=None, dataformats: str = "CHW") -> None:
+        """Logs an image as PNG (needs Pillow). img_tensor is uint8 (0-255) or floating
+        (0-1), laid out as dataformats: 'CHW' (default), 'HWC' or 'HW', C being 1, 3 or 4."""
+        entry = _image_entry(tag, img_tensor, dataformats)
+        self._get_file_writer().add_summary(_proto.summary(entry), global_step, walltime)
+
+    def add_images(self, tag: str, img_tensor, global_step=None, walltime=None, dataformats: str = "NCHW") -> None:
+        """Logs a batch of images as one PNG grid, 8 to a row (needs Pillow); dataformats
+        'NCHW' (default) or 'NHWC'."""
+        entry = _image_entry(tag, img_tensor, dataformats)
+        self._get_file_writer().add_summary(_proto.summary(entry), global_step, walltime)
+
+    def add_hparams(self, hparam_dict: dict, metric_dict: dict, hparam_domain_discrete=None, run_name=None,
+                    global_step=None) -> None:
+        """Logs one run's hyperparameters and its final metrics for TensorBoard's HParams
+        plugin, into the subdirectory run_name (default: the current time) of log_dir:
+        the experiment (hparam and metric names), the session start (the values) and
+        end, and each metric as a scalar."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        experiment, start, end = _hparams(hparam_dict, metric_dict, hparam_domain_discrete)
+        if not run_name:
+            run_name = str(time.time())
+        log_dir = os.path.join(self._get_file_writer().get_logdir(), run_name)
+        with SummaryWriter(log_dir=log_dir) as w_hp:
+            for entry in (experiment, start, end):
+                w_hp.file_writer.add_summary(entry, global_step)
+            for k, v in metric_dict.items():
+                w_hp.add_scalar(k, v, global_step)
+
     def flush(self) -> None:
         """Writes every pending event to disk."""
         if self.all_writers is None:
@@ -289,3 +406,53 @@ class SummaryWriter:
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> None:
         self.close()
+
+
+_HPARAMS_TYPE = {str: 1, bool: 2, float: 3}  # DataType: STRING, BOOL, FLOAT64
+
+
+def _hparams_summary(tag: str, field: int, message: _proto.Writer) -> _proto.Writer:
+    """A Summary of one metadata-only value whose hparams plugin content is
+    HParamsPluginData (version 0) holding message in field."""
+    content = bytes(_proto.Writer().message(field, message))
+    return _proto.summary(_proto.metadata_value(tag, _proto.plugin_metadata("hparams", content)))
+
+
+def _hparams(hparam_dict: dict, metric_dict: dict, hparam_domain_discrete=None):
+    """The three Summaries of add_hparams: experiment, session start and session end."""
+    hparam_domain_discrete = hparam_domain_discrete or {}
+    if not isinstance(hparam_domain_discrete, dict):
+        raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing else.")
+    for k, v in hparam_domain_discrete.items():
+        if k not in hparam_dict or not isinstance(v, list) or not all(isinstance(d, type(hparam_dict[k])) for d in v):
+            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same type as "
+                            f"hparam_dict[{k}].")
+    start, infos = _proto.Writer(), []
+    for k, v in hparam_dict.items():
+        if v is None:
+            continue
+        if hasattr(v, "numel") and hasattr(v, "item"):  # a tensor: its first element
+            v = float(_as_tensor(v).reshape(-1)[0].item())
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = float(v)
+        elif not isinstance(v, (str, bool)):
+            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+        # torch's writer logs bools as numbers (bool is an int); so does this one
+        kind = str if isinstance(v, str) else float
+        value = v if kind is str else float(v)
+        start.message(1, _proto.Writer().string(1, k).message(2, _proto.struct_value(value)))
+        info = _proto.Writer().string(1, k).varint(4, _HPARAMS_TYPE[kind])
+        if k in hparam_domain_discrete:
+            domain = _proto.Writer()
+            for d in hparam_domain_discrete[k]:
+                domain.message(1, _proto.struct_value(d if kind is str else float(d)))
+            info.message(5, domain)
+        infos.append(info)
+    experiment = _proto.Writer()
+    for info in infos:
+        experiment.message(4, info)
+    for k in metric_dict:
+        experiment.message(5, _proto.Writer().message(1, _proto.Writer().string(2, k)))
+    return (_hparams_summary("_hparams_/experiment", 2, experiment),
+            _hparams_summary("_hparams_/session_start_info", 3, start),
+            _hparams_summary("_hparams_/session_end_info", 4, _proto.Writer().varint(1, 1)))
