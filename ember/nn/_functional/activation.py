@@ -183,3 +183,23 @@ def softshrink(input, lambd: float = 0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return _C.where(input > lambd, input - lambd, _C.where(input < -lambd, input + lambd, 0))
+
+
+def glu(input, dim: int = -1):
+    """a * sigmoid(b), a and b the two halves of input along dim.
+
+    >>> ember.nn.functional.glu(ember.tensor([2., 0.])).tolist()
+    [1.0]
+    """
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"glu_cpu\" not implemented for '{_legacy_name(input.dtype)}'")
+    wrapped = dim + input.dim() if dim < 0 else dim
+    if not 0 <= wrapped < input.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, {input.dim() - 1}], "
+                         f"but got {dim})")
+    if input.size(wrapped) % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {wrapped} is size {input.size(wrapped)}")
+    a, b = input.chunk(2, wrapped)
+    return a * b.sigmoid()
