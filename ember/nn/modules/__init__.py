@@ -16,6 +16,13 @@ from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
+# issue 16: the rest of the losses, distances, instance and local response normalization
+from .activation import GLU
+from .distance import CosineSimilarity, PairwiseDistance
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .loss import (GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
+from .normalization import LocalResponseNorm
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .fold import Fold, Unfold
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
@@ -41,3 +48,7 @@ __all__ += [
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
            "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell"]
+__all__ += ["GLU", "CosineSimilarity", "PairwiseDistance", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+            "LocalResponseNorm", "GaussianNLLLoss", "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "NLLLoss2d"]

@@ -9,7 +9,7 @@ from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus", "Tanh",
            "Sigmoid", "Hardtanh", "Hardswish", "Hardsigmoid", "Threshold", "LogSigmoid", "Softsign", "Tanhshrink",
-           "Hardshrink", "Softshrink", "PReLU", "Softmax", "LogSoftmax", "Softmin", "Softmax2d"]
+           "Hardshrink", "Softshrink", "PReLU", "GLU", "Softmax", "LogSoftmax", "Softmin", "Softmax2d"]
 
 
 def _inplace_str(inplace: bool) -> str:
@@ -287,6 +287,26 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class GLU(Module):
+    """a * sigmoid(b), a and b the halves of the input along dim.
+
+    >>> ember.nn.GLU()(ember.tensor([2., 0.])).tolist()
+    [1.0]
+    """
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
 
 class _SoftmaxBase(Module):

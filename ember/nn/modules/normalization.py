@@ -11,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
 def _register_affine(module, shape, affine: bool, bias: bool, dtype, device) -> None:
@@ -35,6 +35,29 @@ def _shape_tuple(normalized_shape) -> tuple:
     if isinstance(normalized_shape, numbers.Integral):
         return (normalized_shape,)
     return tuple(normalized_shape)
+
+
+class LocalResponseNorm(Module):
+    """input / (k + alpha * mean of input^2 over the size neighbouring channels)^beta.
+
+    >>> ember.nn.LocalResponseNorm(2, alpha=1., beta=1., k=0.)(ember.ones(1, 2, 1)).tolist()
+    [[[2.0], [1.0]]]
+    """
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class LayerNorm(Module):
