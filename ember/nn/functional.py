@@ -13,7 +13,7 @@ ember/nn/_functional/, by what it is:
     distance.py     cosine_similarity, pairwise_distance, pdist
     embedding.py    embedding, one_hot
     linear.py       linear, bilinear, identity
-    dropout.py      dropout, dropout1d/2d/3d
+    dropout.py      dropout, dropout1d/2d/3d, alpha_dropout, feature_alpha_dropout
     attention.py    scaled_dot_product_attention, multi_head_attention_forward
     vision.py       pad, interpolate, pixel_shuffle, pixel_unshuffle
     _utils.py       what several topics use
@@ -33,14 +33,14 @@ from __future__ import annotations
 
 from ._functional.activation import (celu, celu_, elu, elu_, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
                                      hardtanh_, leaky_relu, leaky_relu_, logsigmoid, mish, prelu, relu, relu6, relu_,
-                                     selu, selu_, sigmoid, silu, softplus, softshrink, softsign, tanh, tanhshrink,
-                                     threshold, threshold_)
+                                     rrelu, rrelu_, selu, selu_, sigmoid, silu, softplus, softshrink, softsign, tanh,
+                                     tanhshrink, threshold, threshold_)
 # _canonical_mask and _none_or_dtype are private names of torch.nn.functional too; the transformer layers use them
 from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_attention_forward,
                                     scaled_dot_product_attention)
 from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ._functional.distance import cosine_similarity, pairwise_distance, pdist
-from ._functional.dropout import dropout, dropout1d, dropout2d, dropout3d
+from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._functional.embedding import embedding, one_hot
 from ._functional.linear import bilinear, identity, linear
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
@@ -61,6 +61,7 @@ __all__ = [
     "relu", "relu_", "relu6", "threshold", "threshold_", "hardtanh", "hardtanh_", "elu", "elu_", "selu", "selu_",
     "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu", "gelu", "silu", "mish", "softplus", "hardswish",
     "hardsigmoid", "logsigmoid", "tanh", "sigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink", "glu",
+    "rrelu", "rrelu_",
     # softmax
     "softmax", "log_softmax", "softmin",
     # loss
@@ -83,7 +84,7 @@ __all__ = [
     # linear
     "linear", "bilinear", "identity",
     # dropout
-    "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     # attention
     "scaled_dot_product_attention", "multi_head_attention_forward",
     # vision

@@ -203,3 +203,22 @@ def glu(input, dim: int = -1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {wrapped} is size {input.size(wrapped)}")
     a, b = input.chunk(2, wrapped)
     return a * b.sigmoid()
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
+    """x where x > 0, else a * x: a drawn uniformly from [lower, upper] per element in
+    training, (lower + upper) / 2 otherwise.
+
+    >>> ember.nn.functional.rrelu(ember.tensor([-2., 3.]), 0.25, 0.25).tolist()
+    [-0.5, 3.0]
+    """
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = _C.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
+    return _apply(lambda x: _C.where(x > 0, x, x * slope), input, inplace)
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    return rrelu(input, lower, upper, training, True)

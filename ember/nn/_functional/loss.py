@@ -417,7 +417,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     t = target if target.dim() == 2 else target.unsqueeze(0)
     c = x.size(1)
     listed = (t < 0).cumsum(1) == 0  # the entries before a row's first negative one
-    if bool((listed & (t >= c)).any()):
+    if bool(((t < -1) | (t >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
     index = _C.masked_fill(t, ~listed, 0)
     is_target = _C.zeros(x.shape, dtype=x.dtype).scatter_add(1, index, listed.to(x.dtype)) > 0

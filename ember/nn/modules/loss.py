@@ -3,6 +3,8 @@ ember.nn.functional form. The deprecated size_average/reduce arguments set the r
 by torch's rule, with its warning."""
 from __future__ import annotations
 
+import warnings
+
 from .. import functional as F
 from .._functional.loss import _legacy_reduction
 from .distance import PairwiseDistance
@@ -83,7 +85,15 @@ class NLLLoss(_WeightedLoss):
 
 
 class NLLLoss2d(NLLLoss):
-    """NLLLoss under its old name for (N, C, H, W) inputs (NLLLoss takes any of them)."""
+    """NLLLoss under its old name for (N, C, H, W) inputs (NLLLoss takes any of them),
+    deprecated as in torch."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
