@@ -708,3 +708,39 @@ def test_module_paths_follow_torch():
 def test_named_module_paths(path):
     sub, name = path.split(".")
     assert getattr(importlib.import_module(f"ember.nn.modules.{sub}"), name) is not None
+
+
+# ---------------------------------------------------------------- half precision, docstrings
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name,nargs", [("gaussian_nll_loss", 3), ("poisson_nll_loss", 2), ("soft_margin_loss", 2),
+                                        ("hinge_embedding_loss", 2), ("multilabel_soft_margin_loss", 2),
+                                        ("triplet_margin_loss", 3), ("cosine_similarity", 2),
+                                        ("pairwise_distance", 2), ("instance_norm", 1), ("local_response_norm", 1)])
+def test_half_precision(dtype, name, nargs):
+    arrays = [RNG.standard_normal((2, 3, 4)) for _ in range(nargs)]
+    if name in ("gaussian_nll_loss", "poisson_nll_loss"):
+        arrays[-1] = np.abs(arrays[-1]) + 0.1
+    if name in ("soft_margin_loss", "hinge_embedding_loss"):
+        arrays[1] = np.sign(arrays[1])
+    pairs = [both(a, "float32") for a in arrays]
+    extra = (2,) if name == "local_response_norm" else ()
+    e = getattr(EF, name)(*[p[0].to(getattr(ember, dtype)) for p in pairs], *extra)
+    t = getattr(TF, name)(*[p[1].to(getattr(torch, dtype)) for p in pairs], *extra)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=3e-2, atol=3e-2)
+
+
+@pytest.mark.parametrize("module", ["ember.nn.modules.distance", "ember.nn.modules.instancenorm",
+                                    "ember.nn.modules.dropout", "ember.nn._functional.loss",
+                                    "ember.nn._functional.distance", "ember.nn._functional.norm",
+                                    "ember.nn._functional.activation", "ember.nn._functional.dropout"])
+def test_docstring_examples(module):
+    import doctest
+
+    mod = importlib.import_module(module)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(mod, globs={"ember": ember}):
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0 and result.failed == 0
