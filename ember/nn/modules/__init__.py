@@ -18,6 +18,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
                    MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
 # issue 16: the rest of the losses, distances, instance and local response normalization
 from .activation import GLU, RReLU
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .dropout import AlphaDropout, FeatureAlphaDropout
 from .distance import CosineSimilarity, PairwiseDistance
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -49,7 +50,7 @@ __all__ += [
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
            "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell"]
-__all__ += ["GLU", "RReLU", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "GLU", "RReLU", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
             "LocalResponseNorm", "GaussianNLLLoss", "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
             "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss", "NLLLoss2d"]
