@@ -193,14 +193,14 @@ def glu(input, dim: int = -1):
     """
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"glu_cpu\" not implemented for '{_legacy_name(input.dtype)}'")
     wrapped = dim + input.dim() if dim < 0 else dim
     if not 0 <= wrapped < input.dim():
         raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, {input.dim() - 1}], "
                          f"but got {dim})")
     if input.size(wrapped) % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {wrapped} is size {input.size(wrapped)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"glu_cpu\" not implemented for '{_legacy_name(input.dtype)}'")
     a, b = input.chunk(2, wrapped)
     return a * b.sigmoid()
 

@@ -353,7 +353,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     return _reduce(_C.log1p(_C.exp(-input * target)), reduction)
 
 
-def _check_class_target(input, target, name: str) -> None:
+def _check_class_target(input, target, kernel: str) -> None:
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy_name(input.dtype)}'")
     if target.dtype != _C.int64:
         raise RuntimeError(f"expected scalar type Long but found {_legacy_name(target.dtype)}")
     if input.dim() not in (1, 2) or input.size(-1) == 0:
@@ -374,7 +376,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    _check_class_target(input, target, "multi_margin_loss")
+    _check_class_target(input, target, "multi_margin_loss_cpu_kernel")
     x = input if input.dim() == 2 else input.unsqueeze(0)
     n, c = x.shape
     y = target.reshape(-1)
@@ -410,7 +412,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     0.8500000238418579
     """
     reduction = _plain_reduction(size_average, reduce, reduction)
-    _check_class_target(input, target, "multilabel_margin_loss")
+    _check_class_target(input, target, "multilabel_margin_loss_forward_out_frame")
     if target.shape != input.shape:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
     x = input if input.dim() == 2 else input.unsqueeze(0)

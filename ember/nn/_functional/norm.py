@@ -117,5 +117,10 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
 
     n, c = input.size(0), input.size(1)
     sq = (input * input).reshape(n, 1, c, -1)
+    integral = not sq.is_floating_point()
+    if integral:
+        sq = sq.to(_C.get_default_dtype())
     div = avg_pool2d(pad(sq, (0, 0, size // 2, (size - 1) // 2)), (size, 1), stride=1).reshape(input.shape)
+    if integral:  # torch averages integer squares in integer arithmetic: the window's sum // size
+        div = (div * size).round().div(size, rounding_mode="floor")
     return input / (div * alpha + k) ** beta
