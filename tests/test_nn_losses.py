@@ -790,3 +790,46 @@ def test_integer_inputs():
     raises_like(lambda: EF.glu(xe, 1), lambda: TF.glu(xt, 1))  # the halving check comes first
     (ge, gt) = both(x[:, :4])
     raises_like(lambda: EF.glu(ge, 1), lambda: TF.glu(gt, 1))
+
+
+NEW_MODULES = [("GaussianNLLLoss", {}), ("PoissonNLLLoss", dict(log_input=False)), ("HingeEmbeddingLoss", {}),
+               ("SoftMarginLoss", {}), ("MultiMarginLoss", dict(p=2)), ("MultiLabelMarginLoss", {}),
+               ("MultiLabelSoftMarginLoss", {}), ("TripletMarginLoss", dict(swap=True)),
+               ("TripletMarginWithDistanceLoss", {}), ("GLU", dict(dim=1)), ("RReLU", dict(lower=0.1)),
+               ("AlphaDropout", dict(p=0.2)), ("FeatureAlphaDropout", {}), ("CosineSimilarity", dict(eps=0.1)),
+               ("PairwiseDistance", dict(p=1.0, keepdim=True)), ("InstanceNorm1d", dict(num_features=3)),
+               ("InstanceNorm2d", dict(num_features=2, affine=True)),
+               ("InstanceNorm3d", dict(num_features=2, track_running_stats=True)),
+               ("LocalResponseNorm", dict(size=3)), ("AdaptiveLogSoftmaxWithLoss", dict(in_features=8, n_classes=6,
+                                                                                        cutoffs=[2]))]
+
+
+@pytest.mark.parametrize("name,kwargs", NEW_MODULES, ids=[n for n, _ in NEW_MODULES])
+def test_new_modules_match_torch_attributes(name, kwargs):
+    e_mod, t_mod = getattr(ember.nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
+    assert name in ember.nn.__all__ and name in ember.nn.modules.__all__
+    assert getattr(ember.nn, name) is getattr(ember.nn.modules, name)
+    assert repr(e_mod) == repr(t_mod)
+    assert list(e_mod.state_dict()) == list(t_mod.state_dict())
+    assert list(e_mod._buffers) == list(t_mod._buffers)
+    public = {k: v for k, v in vars(t_mod).items() if not k.startswith("_") and not isinstance(v, torch.Tensor)
+              and k not in ("training", "distance_function")}
+    for k, v in public.items():
+        assert getattr(e_mod, k) == v, k
+    assert getattr(type(e_mod), "__constants__", None) == getattr(type(t_mod), "__constants__", None)
+    assert [c.__name__ for c in type(e_mod).__mro__] == [c.__name__ for c in type(t_mod).__mro__]
+
+
+def test_new_functional_exports():
+    for name in ["gaussian_nll_loss", "poisson_nll_loss", "hinge_embedding_loss", "soft_margin_loss",
+                 "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
+                 "triplet_margin_with_distance_loss", "glu", "cosine_similarity", "pairwise_distance", "pdist",
+                 "instance_norm", "local_response_norm", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout"]:
+        assert name in EF.__all__
+        try:
+            expected = list(inspect.signature(getattr(TF, name)).parameters)
+        except ValueError:  # a builtin in torch: its documented signature
+            expected = {"cosine_similarity": ["x1", "x2", "dim", "eps"], "pdist": ["input", "p"],
+                        "pairwise_distance": ["x1", "x2", "p", "eps", "keepdim"],
+                        "rrelu_": ["input", "lower", "upper", "training"]}[name]
+        assert list(inspect.signature(getattr(EF, name)).parameters) == expected, name

@@ -8,6 +8,8 @@ __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Fe
 
 
 class _DropoutNd(Module):
+    __constants__ = ["p", "inplace"]
+
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if p < 0 or p > 1:
