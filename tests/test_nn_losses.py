@@ -651,6 +651,9 @@ def test_top_level_dropout_in_training_and_rrelu_training():
     neg = -ember.ones(1000)
     r = ember.rrelu(neg, 0.1, 0.3, True).numpy()
     assert (r <= -0.1 + 1e-6).all() and (r >= -0.3 - 1e-6).all() and r.std() > 0.01
+    g = ember.Generator()
+    draws = [ember.rrelu(neg, 0.1, 0.3, True, g.manual_seed(5)).tolist() for _ in range(2)]
+    assert draws[0] == draws[1]
     with pytest.raises(TypeError):
         ember.dropout(x, 0.5)  # train is positional and required, as in torch
     raises_like(lambda: ember.dropout(x, 1.5, True), lambda: torch.dropout(torch.ones(2), 1.5, True))

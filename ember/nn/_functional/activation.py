@@ -212,11 +212,15 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     >>> ember.nn.functional.rrelu(ember.tensor([-2., 3.]), 0.25, 0.25).tolist()
     [-0.5, 3.0]
     """
+    return _rrelu(input, lower, upper, training, inplace, None)
+
+
+def _rrelu(input, lower: float, upper: float, training: bool, inplace: bool, generator):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = _C.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
+    slope = _C.empty(input.shape, dtype=input.dtype).uniform_(lower, upper, generator=generator)
     return _apply(lambda x: _C.where(x > 0, x, x * slope), input, inplace)
 
 

@@ -106,19 +106,12 @@ def sigmoid_(input):
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, generator=None):
-    """F.rrelu (generator: accepted when None, as the slopes come from the default generator)."""
-    _no_generator(generator)
-    return _act.rrelu(input, lower, upper, training)
+    """F.rrelu, the training slopes drawn from generator (default: the default generator)."""
+    return _act._rrelu(input, lower, upper, training, False, generator)
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, generator=None):
-    _no_generator(generator)
-    return _act.rrelu(input, lower, upper, training, True)
-
-
-def _no_generator(generator) -> None:
-    if generator is not None:
-        raise NotImplementedError("ember.rrelu: a generator other than the default one is not supported")
+    return _act._rrelu(input, lower, upper, training, True, generator)
 
 
 def prelu(input, weight):
