@@ -281,13 +281,17 @@ def test_legacy_reduction_args(name, legacy):
     check(e_out, t_out, el, tl)
 
 
-def test_losses_double_backward():
+def test_double_backward():
     x = ember.tensor(RNG.standard_normal((3, 4)), requires_grad=True)
     y = ember.tensor(RNG.standard_normal((3, 4)))
     t = ember.tensor([1, 0, 3])
+    labels = ember.tensor([[1, 0, -1, 0], [3, -1, 0, 0], [2, 1, 0, -1]])
     for fn in (lambda x: EF.multi_margin_loss(x, t, p=2), lambda x: EF.soft_margin_loss(x, y.sign()),
                lambda x: EF.gaussian_nll_loss(y, x.detach() * 0, x.exp()),
-               lambda x: EF.triplet_margin_loss(x, y, -y, p=3)):
+               lambda x: EF.triplet_margin_loss(x, y, -y, p=3), lambda x: EF.multilabel_margin_loss(x, labels),
+               lambda x: EF.poisson_nll_loss(x, y.abs(), full=True), lambda x: EF.glu(x),
+               lambda x: EF.cosine_similarity(x, y), lambda x: EF.pdist(x),
+               lambda x: EF.local_response_norm(x.unsqueeze(0), 3, alpha=0.5)):
         assert ember.autograd.gradgradcheck(fn, (x,))
 
 
