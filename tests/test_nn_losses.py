@@ -405,7 +405,8 @@ def test_glu_half_and_errors():
     for args in [((3, 3), -1), ((3, 4), 2), ((), -1)]:
         ae, at = both(RNG.standard_normal(args[0]), "float32")
         raises_like(lambda: EF.glu(ae, args[1]), lambda: TF.glu(at, args[1]))
-    raises_like(lambda: EF.glu(ember.ones(2, 4, dtype=ember.int64)), lambda: TF.glu(torch.ones(2, 4, dtype=torch.int64)))
+    raises_like(lambda: EF.glu(ember.ones(2, 4, dtype=ember.int64)),
+                lambda: TF.glu(torch.ones(2, 4, dtype=torch.int64)))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -498,7 +499,8 @@ def test_instance_norm_errors_and_double_backward():
     xe, xt = randn(2, 3, 1)
     raises_like(lambda: EF.instance_norm(xe), lambda: TF.instance_norm(xt))
     xe, xt = randn(2, 3, 4)
-    raises_like(lambda: EF.instance_norm(xe, use_input_stats=False), lambda: TF.instance_norm(xt, use_input_stats=False))
+    raises_like(lambda: EF.instance_norm(xe, use_input_stats=False),
+                lambda: TF.instance_norm(xt, use_input_stats=False))
     x = ember.tensor(RNG.standard_normal((2, 2, 3)), requires_grad=True)
     w = ember.tensor(RNG.random(2) + 0.5, requires_grad=True)
     assert ember.autograd.gradcheck(lambda x, w: EF.instance_norm(x, weight=w), (x, w))
@@ -536,7 +538,8 @@ def test_instance_norm_module_checks():
         warnings.simplefilter("always")
         torch.nn.InstanceNorm1d(3)(xt)
     assert [str(w.message) for w in ew] == [str(w.message) for w in tw] != []
-    raises_like(lambda: ember.nn.InstanceNorm1d(3, affine=True)(xe), lambda: torch.nn.InstanceNorm1d(3, affine=True)(xt))
+    raises_like(lambda: ember.nn.InstanceNorm1d(3, affine=True)(xe),
+                lambda: torch.nn.InstanceNorm1d(3, affine=True)(xt))
     for cls in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"):
         ye, yt = randn(2, 3, 2, 2, 2, 2)
         raises_like(lambda: getattr(ember.nn, cls)(3)(ye), lambda: getattr(torch.nn, cls)(3)(yt))
@@ -559,6 +562,16 @@ def test_local_response_norm(dtype, shape, size, kw):
     em, tm = ember.nn.LocalResponseNorm(size, **kw), torch.nn.LocalResponseNorm(size, **kw)
     assert repr(em) == repr(tm)
     check(em(xe), tm(xt), [xe], [xt])
+
+
+@pytest.mark.parametrize("size,channels", [(3, 6), (5, 7), (2, 5), (4, 3), (3, 1), (6, 3)])
+def test_cross_map_lrn2d(size, channels):
+    # torch's legacy forward windows and backward, even where the backward is not the forward's derivative
+    xe, xt = randn(2, channels, 3, 2, dtype="float64")
+    em, tm = ember.nn.CrossMapLRN2d(size, 0.3, 0.75, 1.5), torch.nn.CrossMapLRN2d(size, 0.3, 0.75, 1.5)
+    assert repr(em) == repr(tm)
+    check(em(xe), tm(xt), [xe], [xt])
+    raises_like(lambda: em(xe[0]), lambda: tm(xt[0]))
 
 
 def test_local_response_norm_errors():
@@ -688,7 +701,6 @@ NOT_YET = {
     "linear": {"LazyLinear"},
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions", "LinearCrossEntropyChunkingStrategy"},
     "loss": {"CTCLoss", "LinearCrossEntropyLoss"},
-    "normalization": {"CrossMapLRN2d"},
     "padding": {"CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
                 "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
                 "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"},
@@ -766,7 +778,8 @@ def test_half_precision(dtype, name, nargs):
     np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=3e-2, atol=3e-2)
 
 
-@pytest.mark.parametrize("module", ["ember.nn.modules.adaptive", "ember.nn.modules.distance", "ember.nn.modules.instancenorm",
+@pytest.mark.parametrize("module", ["ember.nn.modules.adaptive", "ember.nn.modules.distance",
+                                    "ember.nn.modules.instancenorm", "ember.nn.modules.normalization",
                                     "ember.nn.modules.dropout", "ember.nn._functional.loss",
                                     "ember.nn._functional.distance", "ember.nn._functional.norm",
                                     "ember.nn._functional.activation", "ember.nn._functional.dropout"])
@@ -807,8 +820,8 @@ NEW_MODULES = [("GaussianNLLLoss", {}), ("PoissonNLLLoss", dict(log_input=False)
                ("PairwiseDistance", dict(p=1.0, keepdim=True)), ("InstanceNorm1d", dict(num_features=3)),
                ("InstanceNorm2d", dict(num_features=2, affine=True)),
                ("InstanceNorm3d", dict(num_features=2, track_running_stats=True)),
-               ("LocalResponseNorm", dict(size=3)), ("AdaptiveLogSoftmaxWithLoss", dict(in_features=8, n_classes=6,
-                                                                                        cutoffs=[2]))]
+               ("LocalResponseNorm", dict(size=3)), ("CrossMapLRN2d", dict(size=3)),
+               ("AdaptiveLogSoftmaxWithLoss", dict(in_features=8, n_classes=6, cutoffs=[2]))]
 
 
 @pytest.mark.parametrize("name,kwargs", NEW_MODULES, ids=[n for n, _ in NEW_MODULES])

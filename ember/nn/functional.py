@@ -48,7 +48,8 @@ from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_l
                                margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
                                multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss,
                                soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
-from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize, rms_norm
+from ._functional.norm import (batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize,
+                               rms_norm)
 from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                                adaptive_max_pool1d_with_indices, adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
                                avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
