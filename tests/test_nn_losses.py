@@ -475,6 +475,33 @@ def test_pdist_zero_distance_grad_and_errors():
         raises_like(lambda: EF.pdist(xe, p), lambda: TF.pdist(xt, p))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("s1,s2,p,mode", [
+    ((5, 3), (4, 3), 2.0, "use_mm_for_euclid_dist_if_necessary"), ((30, 3), (4, 3), 2.0, None),
+    ((5, 3), (4, 3), 1.0, None), ((2, 1, 5, 3), (4, 6, 3), 3.0, None), ((5, 3), (4, 3), 2.0, "use_mm_for_euclid_dist"),
+    ((30, 3), (26, 3), 2.0, "donot_use_mm_for_euclid_dist"), ((5, 3), (4, 3), float("inf"), None),
+    ((0, 3), (3, 3), 2.0, None), ((2, 30, 3), (1, 27, 3), 2.0, None),
+])
+def test_cdist(dtype, s1, s2, p, mode):
+    a, b = RNG.standard_normal(s1), RNG.standard_normal(s2)
+    if s1 == (30, 3):
+        b[0] = a[0]  # a zero distance: its gradient is 0 in the matmul form too
+    (ae, at), (be, bt) = both(a, dtype, grad=True, noncontig=s1 == (5, 3)), both(b, dtype, grad=True)
+    kw = {} if mode is None else {"compute_mode": mode}
+    check(ember.cdist(ae, be, p, **kw), torch.cdist(at, bt, p, **kw), [ae, be], [at, bt])
+
+
+@pytest.mark.parametrize("s1,s2,kw", [((3,), (3, 3), {}), ((2, 3), (3, 4), {}), ((2, 3), (3, 3), {"p": -1.0}),
+                                      ((2, 3), (3, 3), {"compute_mode": "bad"}),
+                                      ((2, 3), (3, 3), {"compute_mode": None})])
+def test_cdist_errors(s1, s2, kw):
+    (ae, at), (be, bt) = randn(*s1, grad=False), randn(*s2, grad=False)
+    raises_like(lambda: ember.cdist(ae, be, **kw), lambda: torch.cdist(at, bt, **kw))
+    (ie, it), (je, jt) = both(np.ones((2, 3), dtype=np.int64)), both(np.ones((3, 3), dtype=np.int64))
+    raises_like(lambda: ember.cdist(ie, je), lambda: torch.cdist(it, jt))
+    raises_like(lambda: ember.cdist(ae, be.double()), lambda: torch.cdist(at, bt.double()), match=False)
+
+
 # ---------------------------------------------------------------- instance norm, local response norm
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -586,7 +613,7 @@ ALIASES = ["layer_norm", "group_norm", "batch_norm", "instance_norm", "dropout",
            "relu_", "selu_", "celu_", "rrelu", "rrelu_", "prelu", "threshold", "threshold_", "hardshrink", "pdist",
            "cosine_similarity", "pairwise_distance", "cosine_embedding_loss", "hinge_embedding_loss",
            "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "kl_div", "rms_norm", "bilinear",
-           "embedding", "relu", "selu", "binary_cross_entropy_with_logits"]
+           "embedding", "relu", "selu", "binary_cross_entropy_with_logits", "cdist", "sigmoid_"]
 
 
 def test_top_level_aliases_exist():

@@ -15,7 +15,7 @@ from . import norm as _norm
 __all__ = ["layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout", "dropout_",
            "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
            "feature_alpha_dropout_", "relu_", "selu_", "celu_", "sigmoid_", "rrelu", "rrelu_", "prelu", "threshold",
-           "threshold_", "hardshrink", "bilinear", "pdist", "cosine_similarity", "pairwise_distance",
+           "threshold_", "hardshrink", "bilinear", "pdist", "cdist", "cosine_similarity", "pairwise_distance",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "kl_div"]
 
@@ -136,6 +136,9 @@ def bilinear(input1, input2, weight, bias=None):
 
 def pdist(input, p: float = 2.0):
     return _dist.pdist(input, p)
+
+
+cdist = _dist.cdist
 
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
