@@ -8,10 +8,12 @@ ember/nn/_functional/, by what it is:
     loss.py         nll_loss, cross_entropy, mse_loss, binary_cross_entropy, kl_div, ...
     conv.py         conv1d/2d, conv_transpose1d/2d, unfold, fold
     pool.py         max, average and adaptive pooling
-    norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize
+    norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize, instance_norm,
+                    local_response_norm
+    distance.py     cosine_similarity, pairwise_distance, pdist
     embedding.py    embedding, one_hot
     linear.py       linear, bilinear, identity
-    dropout.py      dropout, dropout1d/2d/3d
+    dropout.py      dropout, dropout1d/2d/3d, alpha_dropout, feature_alpha_dropout
     attention.py    scaled_dot_product_attention, multi_head_attention_forward
     vision.py       pad, interpolate, upsample*, grid_sample, affine_grid, pixel_shuffle,
                     pixel_unshuffle, channel_shuffle
@@ -30,21 +32,25 @@ which of its functions are which.
 """
 from __future__ import annotations
 
-from ._functional.activation import (celu, celu_, elu, elu_, gelu, hardshrink, hardsigmoid, hardswish, hardtanh,
+from ._functional.activation import (celu, celu_, elu, elu_, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
                                      hardtanh_, leaky_relu, leaky_relu_, logsigmoid, mish, prelu, relu, relu6, relu_,
-                                     selu, selu_, sigmoid, silu, softplus, softshrink, softsign, tanh, tanhshrink,
-                                     threshold, threshold_)
+                                     rrelu, rrelu_, selu, selu_, sigmoid, silu, softplus, softshrink, softsign, tanh,
+                                     tanhshrink, threshold, threshold_)
 # _canonical_mask and _none_or_dtype are private names of torch.nn.functional too; the transformer layers use them
 from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_attention_forward,
                                     scaled_dot_product_attention)
 from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
-from ._functional.dropout import dropout, dropout1d, dropout2d, dropout3d
+from ._functional.distance import cosine_similarity, pairwise_distance, pdist
+from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._functional.embedding import embedding, one_hot
 from ._functional.linear import bilinear, identity, linear
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
-                               cross_entropy, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss,
-                               smooth_l1_loss)
-from ._functional.norm import batch_norm, group_norm, layer_norm, normalize, rms_norm
+                               cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+                               margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
+                               multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss,
+                               soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
+from ._functional.norm import (batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize,
+                               rms_norm)
 from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                                adaptive_max_pool1d_with_indices, adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
                                avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
@@ -57,12 +63,15 @@ __all__ = [
     # activation
     "relu", "relu_", "relu6", "threshold", "threshold_", "hardtanh", "hardtanh_", "elu", "elu_", "selu", "selu_",
     "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu", "gelu", "silu", "mish", "softplus", "hardswish",
-    "hardsigmoid", "logsigmoid", "tanh", "sigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink",
+    "hardsigmoid", "logsigmoid", "tanh", "sigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink", "glu",
+    "rrelu", "rrelu_",
     # softmax
     "softmax", "log_softmax", "softmin",
     # loss
     "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
+    "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "gaussian_nll_loss",
+    "poisson_nll_loss", "hinge_embedding_loss", "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "multilabel_soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
     # conv
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
     # pool
@@ -70,13 +79,15 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     # norm
-    "batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
+    "batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize", "instance_norm", "local_response_norm",
+    # distance
+    "cosine_similarity", "pairwise_distance", "pdist",
     # embedding
     "embedding", "one_hot",
     # linear
     "linear", "bilinear", "identity",
     # dropout
-    "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     # attention
     "scaled_dot_product_attention", "multi_head_attention_forward",
     # vision

@@ -183,3 +183,46 @@ def softshrink(input, lambd: float = 0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return _C.where(input > lambd, input - lambd, _C.where(input < -lambd, input + lambd, 0))
+
+
+def glu(input, dim: int = -1):
+    """a * sigmoid(b), a and b the two halves of input along dim.
+
+    >>> ember.nn.functional.glu(ember.tensor([2., 0.])).tolist()
+    [1.0]
+    """
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    wrapped = dim + input.dim() if dim < 0 else dim
+    if not 0 <= wrapped < input.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, {input.dim() - 1}], "
+                         f"but got {dim})")
+    if input.size(wrapped) % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {wrapped} is size {input.size(wrapped)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"glu_cpu\" not implemented for '{_legacy_name(input.dtype)}'")
+    a, b = input.chunk(2, wrapped)
+    return a * b.sigmoid()
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
+    """x where x > 0, else a * x: a drawn uniformly from [lower, upper] per element in
+    training, (lower + upper) / 2 otherwise.
+
+    >>> ember.nn.functional.rrelu(ember.tensor([-2., 3.]), 0.25, 0.25).tolist()
+    [-0.5, 3.0]
+    """
+    return _rrelu(input, lower, upper, training, inplace, None)
+
+
+def _rrelu(input, lower: float, upper: float, training: bool, inplace: bool, generator):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = _C.empty(input.shape, dtype=input.dtype).uniform_(lower, upper, generator=generator)
+    return _apply(lambda x: _C.where(x > 0, x, x * slope), input, inplace)
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    return rrelu(input, lower, upper, training, True)

@@ -82,3 +82,47 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     if input.dim() == 4:
         return _feature_dropout(input.unsqueeze(0), p, training, inplace).squeeze(0)
     return _feature_dropout(input, p, training, inplace)
+
+
+_SELU_ALPHA = 1.7580993408473766  # selu's scale * alpha: where alpha dropout sends dropped elements (before a, b)
+
+
+def _dropout_impl(input, p: float, train: bool, inplace: bool, feature: bool, alpha: bool):
+    """torch's dropout family at the top level (torch.dropout, feature_dropout, alpha_dropout,
+    feature_alpha_dropout and their in-place forms): RuntimeErrors, input itself when
+    nothing drops. Alpha dropout keeps selu's mean and variance: dropped elements go to
+    -alpha, then all are scaled by a and shifted by b."""
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if feature and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 0.0 or not train or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return input.mul_(0) if inplace else input * _C.zeros((), dtype=input.dtype)
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
+    keep = _C.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
+    if not alpha:
+        keep = keep.div_(1 - p)
+        return input.mul_(keep) if inplace else input * keep
+    a = 1.0 / ((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p)) ** 0.5
+    shift = (keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
+    scale = keep * a
+    return input.mul_(scale).add_(shift) if inplace else input * scale + shift
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout for selu networks: dropped elements take selu's negative saturation value,
+    then an affine map restores the input's mean and variance.
+
+    >>> ember.nn.functional.alpha_dropout(ember.ones(2), 0.5).tolist()
+    [1.0, 1.0]
+    """
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, feature=False, alpha=True)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """alpha_dropout of whole channels (one draw per batch element and channel)."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)

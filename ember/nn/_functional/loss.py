@@ -5,6 +5,7 @@ The reduction arguments (the reduction string, the deprecated size_average/reduc
 read here as torch reads them."""
 from __future__ import annotations
 
+import math
 import warnings
 
 from ... import _C
@@ -267,3 +268,238 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def _plain_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction torch's natively reduced losses read: the legacy arguments' rule, else
+    reduction, checked."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _reduction_enum(reduction)
+    return reduction
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+    """0.5 (log(var) + (input - target)^2 / var) (+ 0.5 log(2 pi) when full), var clamped
+    to at least eps without the clamp reaching the gradient; var may be one dim short of
+    input or differ from it in one broadcast dim (homoscedastic), or be a float.
+
+    >>> ember.nn.functional.gaussian_nll_loss(ember.tensor([1.]), ember.tensor([1.]), ember.tensor([1.])).item()
+    0.0
+    """
+    if isinstance(var, (float, int)) and not isinstance(var, bool):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = _C.full_like(input, float(var))
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim() and sum(v for i, v in zip(input.size(), var.size()) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    # torch clamps a clone in place under no_grad: the clamp is invisible to autograd
+    var = var + (var.clamp_min(eps) - var).detach()
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """exp(input) - target * input (log_input), else input - target * log(input + eps);
+    full adds Stirling's approximation of log(target!) where target > 1.
+
+    >>> ember.nn.functional.poisson_nll_loss(ember.tensor([0.]), ember.tensor([1.])).item()
+    1.0
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = _C.exp(input) - target * input
+    else:
+        loss = input - target * _C.log(input + eps)
+    if full:
+        stirling = target * _C.log(target) - target + 0.5 * _C.log(2 * math.pi * target)
+        loss = loss + _C.masked_fill(stirling, target <= 1, 0.0)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """input where target is 1, max(0, margin - input) where it is -1.
+
+    >>> ember.nn.functional.hinge_embedding_loss(ember.tensor([0.3, 2.]), ember.tensor([-1., 1.])).item()
+    1.350000023841858
+    """
+    reduction = _plain_reduction(size_average, reduce, reduction)
+    zeros = _C.zeros_like(input)
+    loss = (_C.where(target != 1, (margin - input).clamp_min(0), zeros)
+            + _C.where(target != -1, input, zeros))
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """log(1 + exp(-target * input)), for targets 1 and -1.
+
+    >>> round(ember.nn.functional.soft_margin_loss(ember.tensor([0.]), ember.tensor([1.])).item(), 4)
+    0.6931
+    """
+    reduction = _plain_reduction(size_average, reduce, reduction)
+    return _reduce(_C.log1p(_C.exp(-input * target)), reduction)
+
+
+def _check_class_target(input, target, kernel: str) -> None:
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy_name(input.dtype)}'")
+    if target.dtype != _C.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_legacy_name(target.dtype)}")
+    if input.dim() not in (1, 2) or input.size(-1) == 0:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
+                      reduce=None, reduction: str = "mean"):
+    """sum over classes j != y of max(0, margin - x[y] + x[j])^p (times weight[y]), divided
+    by the number of classes, for input (C) or (N, C) and class targets y.
+
+    >>> ember.nn.functional.multi_margin_loss(ember.tensor([[0.1, 0.2, 0.4, 0.8]]), ember.tensor([3])).item()
+    0.32499998807907104
+    """
+    reduction = _plain_reduction(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    _check_class_target(input, target, "multi_margin_loss_cpu_kernel")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    n, c = x.shape
+    y = target.reshape(-1)
+    if y.numel() != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. "
+                           f"Input has shape {list(input.shape)}.")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    if n and (bool((y < 0).any()) or bool((y >= c).any())):
+        raise RuntimeError("target out of range")
+    y = y.unsqueeze(1)
+    z = (margin - x.gather(1, y) + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.gather(0, y.reshape(-1)).unsqueeze(1)
+    own_class = _C.arange(c).unsqueeze(0) == y
+    loss = _C.masked_fill(z, own_class, 0.0).sum(1) / c
+    if input.dim() == 1 and target.dim() == 0:
+        loss = loss.squeeze(0)
+    if reduction == "mean" and n == 0:
+        return loss.sum()
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """sum over the target classes j and the other classes i of max(0, 1 - (x[j] - x[i])),
+    divided by the number of classes; a row's targets are its entries before the first -1.
+
+    >>> ember.nn.functional.multilabel_margin_loss(ember.tensor([[0.1, 0.2, 0.4, 0.8]]),
+    ...                                            ember.tensor([[3, 0, -1, 1]])).item()
+    0.8500000238418579
+    """
+    reduction = _plain_reduction(size_average, reduce, reduction)
+    _check_class_target(input, target, "multilabel_margin_loss_forward_out_frame")
+    if target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    t = target if target.dim() == 2 else target.unsqueeze(0)
+    c = x.size(1)
+    listed = (t < 0).cumsum(1) == 0  # the entries before a row's first negative one
+    if bool(((t < -1) | (t >= c)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    index = _C.masked_fill(t, ~listed, 0)
+    is_target = _C.zeros(x.shape, dtype=x.dtype).scatter_add(1, index, listed.to(x.dtype)) > 0
+    pairs = (1 - x.gather(1, index).unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = _C.masked_fill(pairs, ~counted, 0.0).sum((1, 2)) / c
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean"):
+    """-(t log sigmoid(x) + (1 - t) log sigmoid(-x)) (times weight), averaged over classes.
+
+    >>> round(ember.nn.functional.multilabel_soft_margin_loss(ember.tensor([[0., 0.]]),
+    ...                                                       ember.tensor([[1., 0.]])).item(), 4)
+    0.6931
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    from .activation import logsigmoid
+
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.size(class_dim)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+def _check_triplet_dims(anchor, positive, negative) -> None:
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
+                           f"{negative.dim()}D inputs")
+
+
+def _triplet(d_pos, d_neg, d_swap, margin, reduction):
+    if d_swap is not None:
+        d_neg = _C.minimum(d_neg, d_swap)
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+    """max(0, margin + d(a, p) - d(a, n)) with d the pairwise_distance (p, eps); swap uses
+    min(d(a, n), d(p, n)).
+
+    >>> ember.nn.functional.triplet_margin_loss(ember.tensor([[0.]]), ember.tensor([[0.]]), ember.tensor([[3.]])).item()
+    0.0
+    """
+    reduction = _plain_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    from .distance import pairwise_distance
+
+    d_swap = pairwise_distance(positive, negative, p, eps) if swap else None
+    return _triplet(pairwise_distance(anchor, positive, p, eps), pairwise_distance(anchor, negative, p, eps),
+                    d_swap, margin, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean"):
+    """triplet_margin_loss with any distance_function(x1, x2) (default pairwise_distance).
+
+    >>> ember.nn.functional.triplet_margin_with_distance_loss(ember.tensor([[0.]]), ember.tensor([[0.]]),
+    ...                                                       ember.tensor([[0.5]])).item()
+    0.5000019669532776
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    if distance_function is None:
+        from .distance import pairwise_distance as distance_function
+    d_swap = distance_function(positive, negative) if swap else None
+    return _triplet(distance_function(anchor, positive), distance_function(anchor, negative), d_swap, margin,
+                    reduction)

@@ -1,10 +1,12 @@
-"""batch_norm, layer_norm, group_norm and rms_norm, the native normalization ops; and
-normalize (input / its L_p norm along a dim), composed."""
+"""batch_norm, layer_norm, group_norm and rms_norm, the native normalization ops; and,
+composed, normalize (input / its L_p norm along a dim), instance_norm (batch_norm of the
+(1, N*C, *) view) and local_response_norm (an average pool across channels)."""
 from __future__ import annotations
 
 from typing import Optional
 
 from ... import _C
+from ...autograd.grad_mode import no_grad
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
@@ -62,3 +64,63 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     if out is None:
         return input / denom
     return _C.div(input, denom, out=out)
+
+
+def _repeat(t, n: int):
+    return None if t is None else t.repeat(n)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5):
+    """Normalizes each channel of each sample of (N, C, *) over its own spatial dims: the
+    batch norm of the (1, N*C, *) view, the per-sample running statistics averaged over N
+    into running_mean/running_var (in place, momentum); use_input_stats=False normalizes
+    with the running ones.
+
+    >>> ember.nn.functional.instance_norm(ember.tensor([[[1., 3.]]])).tolist()
+    [[[-0.9999949932098389, 0.9999949932098389]]]
+    """
+    if use_input_stats:
+        spatial = 1
+        for s in input.shape[2:]:
+            spatial *= s
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.size()}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    if input.dim() < 2:
+        raise ValueError(f"Expected 2D or higher input (got {input.dim()}D input)")
+    n, c = input.size(0), input.size(1)
+    mean_n, var_n = _repeat(running_mean, n), _repeat(running_var, n)
+    out = _C.native_batch_norm(input.reshape(1, n * c, *input.shape[2:]), _repeat(weight, n), _repeat(bias, n),
+                               mean_n, var_n, use_input_stats, momentum, eps)[0]
+    if use_input_stats and running_mean is not None:
+        with no_grad():
+            running_mean.copy_(mean_n.view(n, c).mean(0))
+            running_var.copy_(var_n.view(n, c).mean(0))
+    return out.view(input.shape)
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+    """input / (k + alpha * mean of input^2 over the size channels around each)^beta (the
+    window zero-padded at the channel ends).
+
+    >>> ember.nn.functional.local_response_norm(ember.ones(1, 2, 1), 2, alpha=1., beta=1., k=0.).tolist()
+    [[[2.0], [1.0]]]
+    """
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    from .pool import avg_pool2d
+    from .vision import pad
+
+    n, c = input.size(0), input.size(1)
+    sq = (input * input).reshape(n, 1, c, -1)
+    integral = not sq.is_floating_point()
+    if integral:
+        sq = sq.to(_C.get_default_dtype())
+    div = avg_pool2d(pad(sq, (0, 0, size // 2, (size - 1) // 2)), (size, 1), stride=1).reshape(input.shape)
+    if integral:  # torch averages integer squares in integer arithmetic: the window's sum // size
+        div = (div * size).round().div(size, rounding_mode="floor")
+    return input / (div * alpha + k) ** beta

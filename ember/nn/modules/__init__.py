@@ -16,6 +16,15 @@ from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
+# issue 16: the rest of the losses, distances, instance and local response normalization
+from .activation import GLU, RReLU
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .dropout import AlphaDropout, FeatureAlphaDropout
+from .distance import CosineSimilarity, PairwiseDistance
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .loss import (GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
+from .normalization import CrossMapLRN2d, LocalResponseNorm
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .fold import Fold, Unfold
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
@@ -48,3 +57,8 @@ __all__ += ["ChannelShuffle", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPa
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
            "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell"]
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "GLU", "RReLU", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity",
+            "PairwiseDistance", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+            "CrossMapLRN2d", "GaussianNLLLoss", "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "NLLLoss2d"]

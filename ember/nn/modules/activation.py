@@ -9,7 +9,7 @@ from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus", "Tanh",
            "Sigmoid", "Hardtanh", "Hardswish", "Hardsigmoid", "Threshold", "LogSigmoid", "Softsign", "Tanhshrink",
-           "Hardshrink", "Softshrink", "PReLU", "Softmax", "LogSoftmax", "Softmin", "Softmax2d"]
+           "Hardshrink", "Softshrink", "PReLU", "RReLU", "GLU", "Softmax", "LogSoftmax", "Softmin", "Softmax2d"]
 
 
 def _inplace_str(inplace: bool) -> str:
@@ -289,6 +289,49 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
+class RReLU(Module):
+    """x where positive, else a * x: a drawn from [lower, upper] per element in training,
+    their mean in eval.
+
+    >>> ember.nn.RReLU(0.25, 0.25)(ember.tensor([-2., 3.])).tolist()
+    [-0.5, 3.0]
+    """
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """a * sigmoid(b), a and b the halves of the input along dim.
+
+    >>> ember.nn.GLU()(ember.tensor([2., 0.])).tolist()
+    [1.0]
+    """
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
 class _SoftmaxBase(Module):
     __constants__ = ["dim"]
 
@@ -338,3 +381,7 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+# torch defines MultiheadAttention in this module; ember's is in attention.py
+from .attention import MultiheadAttention  # noqa: E402

@@ -4,10 +4,12 @@ from __future__ import annotations
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
+    __constants__ = ["p", "inplace"]
+
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if p < 0 or p > 1:
@@ -50,3 +52,21 @@ class Dropout3d(_DropoutNd):
 
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout for selu networks, keeping the input's mean and variance, in training.
+
+    >>> ember.nn.AlphaDropout(0.5).eval()(ember.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels, in training."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
