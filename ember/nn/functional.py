@@ -9,7 +9,8 @@ ember/nn/_functional/, by what it is:
     conv.py         conv1d/2d, conv_transpose1d/2d, unfold, fold
     pool.py         max, average and adaptive pooling
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize
-    embedding.py    embedding, one_hot
+    embedding.py    embedding, embedding_bag, one_hot
+    ctc.py          ctc_loss
     linear.py       linear, bilinear, identity
     dropout.py      dropout, dropout1d/2d/3d
     attention.py    scaled_dot_product_attention, multi_head_attention_forward
@@ -38,7 +39,8 @@ from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_
                                     scaled_dot_product_attention)
 from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ._functional.dropout import dropout, dropout1d, dropout2d, dropout3d
-from ._functional.embedding import embedding, one_hot
+from ._functional.ctc import ctc_loss
+from ._functional.embedding import embedding, embedding_bag, one_hot
 from ._functional.linear import bilinear, identity, linear
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                cross_entropy, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss,
@@ -61,6 +63,7 @@ __all__ = [
     # loss
     "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
+    "ctc_loss",
     # conv
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
     # pool
@@ -70,7 +73,7 @@ __all__ = [
     # norm
     "batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
     # embedding
-    "embedding", "one_hot",
+    "embedding", "embedding_bag", "one_hot",
     # linear
     "linear", "bilinear", "identity",
     # dropout

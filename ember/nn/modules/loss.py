@@ -220,3 +220,23 @@ class MarginRankingLoss(_Loss):
 
     def forward(self, input1, input2, target):
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss between log-probabilities (T, N, C)
+    or (T, C) and unaligned target sequences; see F.ctc_loss.
+
+    >>> round(ember.nn.CTCLoss()(ember.full((2, 1, 2), 0.5).log(), ember.tensor([[1]]), [2], [1]).item(), 4)
+    0.2877
+    """
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
