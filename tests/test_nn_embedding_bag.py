@@ -292,3 +292,16 @@ def test_text_classifier_training_matches_torch():
     np.testing.assert_allclose(losses_e, losses_t, rtol=1e-5)
     assert losses_t[-1] != losses_t[0]
     close(em.embedding.weight, tm.embedding.weight)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_sizes_split_across_threads(mode):
+    """Enough bags and table rows that the forward splits bags and the backward splits
+    rows across ember's threads (repeated rows land in one thread's range)."""
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 9, size=3000)
+    ix = rng.integers(0, 5000, size=int(lengths.sum()))
+    off = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    (ti, ei), (to, eo), (tw, ew) = pair(ix), pair(off), pair(rng.standard_normal((5000, 16)), "float32", grad=True)
+    tp, ep = (pair(rng.standard_normal(ix.shape), "float32", grad=True) if mode == "sum" else (None, None))
+    run_both((ti, tw, to, tp), (ei, ew, eo, ep), dict(mode=mode, padding_idx=7), tol=1e-4)
