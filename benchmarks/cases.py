@@ -318,6 +318,32 @@ def conv2d_backward(torch):
     return lambda: y.backward(g, retain_graph=True)
 
 
+EBAG = {"rows": 1_000_000, "dim": 64, "bags": 4096, "per_bag": 20}
+
+
+def embedding_bag_inputs(torch, requires_grad=False):
+    """A 1M x 64 float32 table and 4096 bags of 20 scattered rows (a multiplicative hash)."""
+    n = EBAG["bags"] * EBAG["per_bag"]
+    w = torch.full((EBAG["rows"], EBAG["dim"]), 0.5, requires_grad=requires_grad)
+    idx = torch.arange(n, dtype=torch.int64) * 2654435761 % EBAG["rows"]
+    return w, idx, torch.arange(0, n, EBAG["per_bag"], dtype=torch.int64)
+
+
+def embedding_bag_forward(torch):
+    w, idx, off = embedding_bag_inputs(torch)
+    return lambda: torch.nn.functional.embedding_bag(idx, w, off, mode="mean")
+
+
+def embedding_bag_fwd_bwd(torch):
+    """Forward, then backward into the (dense) weight gradient."""
+    w, idx, off = embedding_bag_inputs(torch, requires_grad=True)
+
+    def step():
+        w.grad = None
+        torch.nn.functional.embedding_bag(idx, w, off, mode="mean").sum().backward()
+    return step
+
+
 MLP_BATCH = 64
 
 
@@ -414,6 +440,8 @@ CASES: list[Case] = [
          flops=2 * BMM_BATCH * BMM_N**3),
     Case("conv2d fwd 32x64x56² 3x3 float32", torch=conv2d_forward, flops=CONV_FLOPS),
     Case("conv2d bwd 32x64x56² 3x3 float32 (input + weight)", torch=conv2d_backward, flops=2 * CONV_FLOPS),
+    Case("embedding_bag mean fwd 1M x 64 float32, 4096 bags of 20", torch=embedding_bag_forward),
+    Case("embedding_bag mean fwd+bwd 1M x 64 float32, 4096 bags of 20", torch=embedding_bag_fwd_bwd),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
          torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),
     Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=mlp_train_step((16, 32, 1), 8, "mse_loss")),

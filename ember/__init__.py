@@ -103,6 +103,16 @@ def cartesian_prod(*tensors) -> Tensor:
     return _C.cartesian_prod(tensors)
 
 
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction: int = 0,
+             zero_infinity: bool = False) -> Tensor:
+    """torch.ctc_loss: F.ctc_loss with reduction as torch's int enum (0 none, 1 mean, 2 sum).
+    torch 2.13's binding declares Mean the default but computes 'none' without the
+    argument (measured), so the default here is 0."""
+    from .nn._functional.ctc import ctc_loss as _ctc_loss
+    return _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                     ("none", "mean", "sum")[reduction], zero_infinity)
+
+
 def is_tensor(obj) -> bool:
     """Whether obj is an ember tensor."""
     return isinstance(obj, _C.TensorBase)

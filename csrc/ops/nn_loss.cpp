@@ -3,6 +3,7 @@
 // torch's int enum (0 none, 1 mean, 2 sum).
 #include "kernels/nn_loss.h"
 #include "ops/nn_common.h"
+#include "ops/pinned_work.h"
 
 namespace ember::ops {
 namespace {
@@ -54,6 +55,75 @@ NllShape check_nll(const Tensor& self, const Tensor& target, const Tensor& weigh
                 " but found ", type_name(weight.dtype()));
   }
   return s;
+}
+
+// ctc_loss's operands checked as torch checks them, converted to the kernel's layout.
+struct CtcOperands {
+  Tensor lp, targets, input_lengths, target_lengths;
+  std::vector<int64_t> offset;
+  nk::Ctc c;
+};
+
+Tensor ctc_lengths(const Tensor& lengths, const char* name, int64_t batch) {
+  EMBER_CHECK(is_integral(lengths.dtype(), false), Runtime, name, " must be integral");
+  EMBER_CHECK(lengths.dim() <= 1 && lengths.numel() == batch, Runtime, name, " must be of size batch_size");
+  return dense(reshape(lengths, {-1}), ScalarType::Int64);
+}
+
+CtcOperands check_ctc(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                      const Tensor& target_lengths, int64_t blank) {
+  EMBER_CHECK(log_probs.numel() > 0, Runtime, "log_probs tensor must not be empty");
+  EMBER_CHECK(log_probs.dtype() == ScalarType::Float32 || log_probs.dtype() == ScalarType::Float64, NotImplemented,
+              "\"ctc_loss_cpu\" not implemented for '", type_name(log_probs.dtype()), "'");
+  EMBER_CHECK(log_probs.dim() == 3, Runtime, "Expected 3-dimensional tensor, but got ", log_probs.dim(),
+              "-dimensional tensor for argument #1 'log_probs' (while checking arguments for ctc_loss)");
+  CtcOperands o;
+  nk::Ctc& c = o.c;
+  c.T = log_probs.sizes()[0], c.N = log_probs.sizes()[1], c.C = log_probs.sizes()[2], c.blank = blank;
+  EMBER_CHECK(blank >= 0 && blank < c.C, Runtime, "blank must be in label range");
+  o.input_lengths = ctc_lengths(input_lengths, "input_lengths", c.N);
+  o.target_lengths = ctc_lengths(target_lengths, "target_lengths", c.N);
+  const int64_t* il = ptr<int64_t>(o.input_lengths);
+  const int64_t* tl = ptr<int64_t>(o.target_lengths);
+  int64_t total = 0;
+  c.max_target = 0;
+  for (int64_t n = 0; n < c.N; ++n) {
+    EMBER_CHECK(il[n] >= 0, Runtime, "Expected input_lengths to have value at least 0, but got value ", il[n],
+                " (while checking arguments for ctc_loss)");
+    EMBER_CHECK(il[n] <= c.T, Runtime, "Expected input_lengths to have value at most ", c.T, ", but got value ", il[n],
+                " (while checking arguments for ctc_loss)");
+    EMBER_CHECK(tl[n] >= 0, Runtime, "Expected target_lengths to have value at least 0, but got value ", tl[n],
+                " (while checking arguments for ctc_loss)");
+    c.max_target = std::max(c.max_target, tl[n]);
+    total += tl[n];
+  }
+  EMBER_CHECK(is_integral(targets.dtype(), false) || is_floating(targets.dtype()), Runtime,
+              "ctc_loss: targets must be integral, got ", type_name(targets.dtype()));
+  o.offset.resize(size_t(c.N));
+  if (targets.dim() == 1) {
+    EMBER_CHECK(targets.sizes()[0] == total, Runtime, "Expected tensor to have size ", total,
+                " at dimension 0, but got size ", targets.sizes()[0],
+                " for argument #2 'targets' (while checking arguments for ctc_loss)");
+    for (int64_t n = 0, at = 0; n < c.N; at += tl[n], ++n) o.offset[size_t(n)] = at;
+  } else {
+    EMBER_CHECK(targets.dim() == 2 && targets.sizes()[0] == c.N, Runtime, "ctc_loss: targets must be (",
+                c.N, ", S) padded or 1-D concatenated, got ", sizes_str(targets.sizes()));
+    EMBER_CHECK(targets.sizes()[1] >= c.max_target, Runtime, "Expected tensor to have size at least ", c.max_target,
+                " at dimension 1, but got size ", targets.sizes()[1],
+                " for argument #2 'targets' (while checking arguments for ctc_loss)");
+    for (int64_t n = 0; n < c.N; ++n) o.offset[size_t(n)] = n * targets.sizes()[1];
+  }
+  o.targets = dense(targets, ScalarType::Int64);
+  const int64_t* tg = ptr<int64_t>(o.targets);
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t k = 0; k < tl[n]; ++k) {
+      const int64_t v = tg[o.offset[size_t(n)] + k];
+      EMBER_CHECK(v >= 0 && v < c.C, Runtime, "ctc_loss: target ", v, " of sample ", n,
+                  " is outside the label range [0, ", c.C, ")");
+    }
+  o.lp = dense(log_probs, log_probs.dtype());
+  c.targets = tg, c.offset = o.offset.data(), c.input_length = il, c.target_length = tl;
+  return o;
 }
 
 }  // namespace
@@ -159,6 +229,42 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
   Tensor loss = sub_Tensor(first, coef.defined() ? mul_Tensor(coef, ls, Out{}) : ls, Scalar(int64_t(1)), Out{});
   if (weight.defined()) loss = mul_Tensor(loss, weight, Out{});
   return reduce_loss(loss, reduction);
+}
+
+std::tuple<Tensor, Tensor> _ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                                     const Tensor& target_lengths, int64_t blank, bool zero_infinity) {
+  (void)zero_infinity;  // it shapes the gradient only (the caller zeroes infinite losses)
+  const CtcOperands o = check_ctc(log_probs, targets, input_lengths, target_lengths, blank);
+  const ScalarType dt = log_probs.dtype();
+  Tensor nll = empty_tensor(Dims{o.c.N}, dt);
+  Tensor log_alpha = empty_tensor(Dims{o.c.N, o.c.T, 2 * o.c.max_target + 1}, dt);
+  PinnedWork work({&o.lp, &o.targets, &nll, &log_alpha}, o.c.N * o.c.T * (2 * o.c.max_target + 1) * 8);
+  visit_float(dt, [&](auto tag) {
+    using T = decltype(tag);
+    nk::Kernels<T>::ctc_loss(o.c, ptr<T>(o.lp), ptr<T>(nll), ptr<T>(log_alpha));
+  });
+  return {nll, log_alpha};
+}
+
+Tensor _ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                          const Tensor& input_lengths, const Tensor& target_lengths, const Tensor& neg_log_likelihood,
+                          const Tensor& log_alpha, int64_t blank, bool zero_infinity) {
+  const CtcOperands o = check_ctc(log_probs, targets, input_lengths, target_lengths, blank);
+  const ScalarType dt = log_probs.dtype();
+  const int64_t W = 2 * o.c.max_target + 1;
+  EMBER_CHECK(grad.numel() == o.c.N && neg_log_likelihood.numel() == o.c.N, Runtime,
+              "_ctc_loss_backward: grad and neg_log_likelihood must have ", o.c.N, " elements");
+  EMBER_CHECK(log_alpha.sizes() == IntList(Dims{o.c.N, o.c.T, W}), Runtime, "_ctc_loss_backward: log_alpha of size ",
+              sizes_str(log_alpha.sizes()), " does not match");
+  const Tensor g = dense(reshape(grad, {-1}), dt), nll = dense(neg_log_likelihood, dt), la = dense(log_alpha, dt);
+  Tensor out = empty_tensor(log_probs.sizes(), dt);
+  PinnedWork work({&o.lp, &o.targets, &g, &nll, &la, &out}, o.c.N * o.c.T * (W + o.c.C) * 8);
+  visit_float(dt, [&](auto tag) {
+    using T = decltype(tag);
+    nk::Kernels<T>::ctc_loss_backward(o.c, ptr<T>(g), ptr<T>(o.lp), ptr<T>(nll), ptr<T>(la), zero_infinity,
+                                      ptr<T>(out));
+  });
+  return out;
 }
 
 }  // namespace ember::ops

@@ -61,6 +61,7 @@ PyTypeObject* named_tuple_type(const char* name, std::initializer_list<const cha
 PyObject* wrap_named(PyTypeObject* type, std::tuple<Tensor, Tensor> values);
 PyObject* wrap(std::tuple<Tensor, Tensor> values);  // a plain tuple
 PyObject* wrap(std::tuple<Tensor, Tensor, Tensor> values);
+PyObject* wrap(std::tuple<Tensor, Tensor, Tensor, Tensor> values);
 PyObject* wrap(const Scalar& s);
 PyObject* wrap(bool b);
 PyObject* wrap(int64_t v);

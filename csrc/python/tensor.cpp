@@ -102,6 +102,11 @@ PyObject* wrap(std::tuple<Tensor, Tensor, Tensor> values) {
                                   std::move(std::get<2>(values))});
 }
 
+PyObject* wrap(std::tuple<Tensor, Tensor, Tensor, Tensor> values) {
+  return wrap(std::vector<Tensor>{std::move(std::get<0>(values)), std::move(std::get<1>(values)),
+                                  std::move(std::get<2>(values)), std::move(std::get<3>(values))});
+}
+
 PyObject* wrap(const Scalar& s) {
   if (s.is_bool()) return PyBool_FromLong(s.to_bool());
   if (s.is_floating()) return PyFloat_FromDouble(s.to_double());

@@ -11,7 +11,8 @@ ember/nn/_functional/, by what it is:
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize, instance_norm,
                     local_response_norm
     distance.py     cosine_similarity, pairwise_distance, pdist
-    embedding.py    embedding, one_hot
+    embedding.py    embedding, embedding_bag, one_hot
+    ctc.py          ctc_loss
     linear.py       linear, bilinear, identity
     dropout.py      dropout, dropout1d/2d/3d, alpha_dropout, feature_alpha_dropout
     attention.py    scaled_dot_product_attention, multi_head_attention_forward
@@ -42,7 +43,8 @@ from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_
 from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ._functional.distance import cosine_similarity, pairwise_distance, pdist
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
-from ._functional.embedding import embedding, one_hot
+from ._functional.ctc import ctc_loss
+from ._functional.embedding import embedding, embedding_bag, one_hot
 from ._functional.linear import bilinear, identity, linear
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
@@ -72,6 +74,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "gaussian_nll_loss",
     "poisson_nll_loss", "hinge_embedding_loss", "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
     "multilabel_soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "ctc_loss",
     # conv
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
     # pool
@@ -83,7 +86,7 @@ __all__ = [
     # distance
     "cosine_similarity", "pairwise_distance", "pdist",
     # embedding
-    "embedding", "one_hot",
+    "embedding", "embedding_bag", "one_hot",
     # linear
     "linear", "bilinear", "identity",
     # dropout

@@ -63,3 +63,52 @@ def one_hot(tensor, num_classes: int = -1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     out = _C.zeros((*tensor.shape, num_classes), dtype=_C.int64)
     return out.scatter_(-1, tensor.unsqueeze(-1), 1)
+
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input, weight, offsets=None, max_norm: Optional[float] = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False, padding_idx: Optional[int] = None):
+    """Bags of embeddings reduced (sum, mean or max) without forming the looked-up rows:
+    a 2-D input (B, L) is B bags of L indices; a 1-D input is cut into bags at offsets.
+    per_sample_weights (mode='sum') scale each row; padding_idx rows are skipped, and an
+    empty bag gives zeros. The native embedding_bag computes it.
+
+    >>> F.embedding_bag(ember.tensor([[0, 2]]), ember.arange(6.).view(3, 2)).tolist()
+    [[2.0, 3.0]]
+    """
+    if weight.dtype == _C.int64 and input.is_floating_point():  # torch's legacy argument order
+        input, weight = weight, input
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        bags, length = input.shape
+        offsets = _C.arange(0, input.numel(), length, dtype=input.dtype)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    return _C.embedding_bag(weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+                            per_sample_weights, include_last_offset, padding_idx)[0]

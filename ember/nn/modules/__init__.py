@@ -6,7 +6,7 @@ from .activation import (CELU, ELU, GELU, SELU, Hardshrink, Hardsigmoid, Hardswi
                          Mish, ReLU, ReLU6, Sigmoid, SiLU, Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 # the layers of issue 5: convolution, pooling, normalization, softmax, losses, resampling
 from .activation import LogSoftmax, PReLU, Softmax, Softmax2d, Softmin
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
@@ -25,6 +25,7 @@ from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .loss import (GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 from .normalization import CrossMapLRN2d, LocalResponseNorm
+from .loss import CTCLoss
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .fold import Fold, Unfold
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
@@ -42,14 +43,14 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "Bilinear", "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Mish", "Softplus", "Tanh",
            "Sigmoid", "Hardtanh", "Hardswish", "Hardsigmoid", "Threshold", "LogSigmoid", "Softsign", "Tanhshrink",
            "Hardshrink", "Softshrink", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Flatten", "Unflatten",
-           "Embedding"]
+           "Embedding", "EmbeddingBag"]
 __all__ += [
     "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "PReLU", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "L1Loss",
     "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SmoothL1Loss", "HuberLoss",
     "CosineEmbeddingLoss", "MarginRankingLoss", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold",
-    "Unfold", "PixelShuffle", "PixelUnshuffle",
+    "Unfold", "PixelShuffle", "PixelUnshuffle", "CTCLoss",
 ]
 __all__ += ["ChannelShuffle", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
             "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",

@@ -418,3 +418,21 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(anchor, positive, negative,
                                                    distance_function=self.distance_function, margin=self.margin,
                                                    swap=self.swap, reduction=self.reduction)
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss between log-probabilities (T, N, C)
+    or (T, C) and unaligned target sequences; see F.ctc_loss.
+
+    >>> round(ember.nn.CTCLoss()(ember.full((2, 1, 2), 0.5).log(), ember.tensor([[1]]), [2], [1]).item(), 4)
+    0.2877
+    """
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
