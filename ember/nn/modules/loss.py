@@ -418,6 +418,8 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(anchor, positive, negative,
                                                    distance_function=self.distance_function, margin=self.margin,
                                                    swap=self.swap, reduction=self.reduction)
+
+
 class CTCLoss(_Loss):
     """The connectionist temporal classification loss between log-probabilities (T, N, C)
     or (T, C) and unaligned target sequences; see F.ctc_loss.
