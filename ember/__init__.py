@@ -187,6 +187,8 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
     "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
     "_torch_alias": ("install_as_torch",),
     "utils.dlpack": ("from_dlpack",),
+    "_nn_aliases": ("adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "max_pool1d", "max_pool1d_with_indices",
+                    "max_pool2d", "max_pool3d"),
     "backends": ("set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
                  "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled"),
 }.items() for name in names}

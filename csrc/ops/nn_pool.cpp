@@ -265,7 +265,7 @@ nk::PoolGeometry adaptive_geometry(const Tensor& self, int64_t n, IntList output
   std::string shown;
   for (int64_t i = 0; i < n; ++i) {
     ok = ok && g.out[3 - n + i] >= 0;
-    shown += (i ? ", " : "") + std::to_string(g.out[3 - n + i]);
+    shown += (i == 0 ? "" : i == 2 ? "," : ", ") + std::to_string(g.out[3 - n + i]);  // torch's spacing
   }
   EMBER_CHECK(ok, Runtime, op, ": elements of output_size must be greater than or equal to 0 but received {", shown,
               "}");

@@ -7,7 +7,7 @@ ember/nn/_functional/, by what it is:
     softmax.py      softmax, log_softmax, softmin
     loss.py         nll_loss, cross_entropy, mse_loss, binary_cross_entropy, kl_div, ...
     conv.py         conv1d/2d, conv_transpose1d/2d, unfold, fold
-    pool.py         max, average and adaptive pooling
+    pool.py         max, average, adaptive, lp and fractional pooling, max_unpool
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize
     embedding.py    embedding, one_hot
     linear.py       linear, bilinear, identity
@@ -44,10 +44,13 @@ from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_l
                                cross_entropy, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss,
                                smooth_l1_loss)
 from ._functional.norm import batch_norm, group_norm, layer_norm, normalize, rms_norm
-from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
+from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                                adaptive_max_pool1d_with_indices, adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
-                               avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
-                               max_pool2d_with_indices)
+                               adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d,
+                               avg_pool3d, fractional_max_pool2d, fractional_max_pool2d_with_indices,
+                               fractional_max_pool3d, fractional_max_pool3d_with_indices, lp_pool1d, lp_pool2d,
+                               lp_pool3d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
+                               max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
 from ._functional.softmax import log_softmax, softmax, softmin
 from ._functional.vision import interpolate, pad, pixel_shuffle, pixel_unshuffle
 
@@ -64,9 +67,13 @@ __all__ = [
     # conv
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
     # pool
-    "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d",
     # norm
     "batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
     # embedding
