@@ -226,6 +226,9 @@ def test_integer_pooling_as_torch(dtype):
         lambda F, x: F.adaptive_avg_pool1d(x[0], 2),
         lambda F, x: F.adaptive_avg_pool2d(x, 2),
         lambda F, x: F.adaptive_avg_pool3d(x[None], (1, 2, 2)),
+        lambda F, x: F.adaptive_avg_pool1d(x[0], 1),
+        lambda F, x: F.adaptive_avg_pool2d(x, 1),
+        lambda F, x: F.adaptive_avg_pool3d(x[None], 1),
         lambda F, x: F.adaptive_max_pool1d(x[0], 2),
         lambda F, x: F.adaptive_max_pool2d(x, 2),
         lambda F, x: F.adaptive_max_pool3d(x[None], (1, 2, 2)),
@@ -277,7 +280,8 @@ def test_max_unpool(n, shape, k, s, p):
         same_call(lambda x: unpool_e(x, ie, k, s, p, size), lambda x: unpool_t(x, it, k, s, p, size), tuple(ot.shape))
     # non-contiguous input; float32; empty batch
     same(unpool_e(oe.transpose(-1, -2).contiguous().transpose(-1, -2), ie, k, s, p), unpool_t(ot, it, k, s, p))
-    same(unpool_e(oe.float(), ie, k, s, p), unpool_t(ot.float(), it, k, s, p))
+    for dtype in ("float32", "float16", "bfloat16"):
+        same(unpool_e(oe.to(getattr(ember, dtype)), ie, k, s, p), unpool_t(ot.to(getattr(torch, dtype)), it, k, s, p))
     if len(shape) == n + 2:
         same(unpool_e(oe[:0], ie[:0], k, s, p), unpool_t(ot[:0], it[:0], k, s, p))
 
@@ -331,6 +335,9 @@ def test_lp_pool(norm):
         same(e.grad, t.grad)
     same_call(lambda x: EF.lp_pool2d(x, norm, 2), lambda x: TF.lp_pool2d(x, norm, 2), (2, 3, 4, 4), dtype="float32",
               transpose=True, low=0.1, rtol=1e-5)
+    for dtype in ("float16", "bfloat16"):
+        same_call(lambda x: EF.lp_pool2d(x, norm, 2), lambda x: TF.lp_pool2d(x, norm, 2), (2, 3, 4, 4), dtype=dtype,
+                  grad=False, low=0.1, rtol=2e-2)
     # negative inputs: a NaN power sum gives NaN, as torch's
     same(EF.lp_pool1d(ember.tensor([[-1.0, 2.0, 3.0, 1.0]]), norm, 2), TF.lp_pool1d(torch.tensor([[-1.0, 2.0, 3.0, 1.0]]), norm, 2))
 
@@ -363,6 +370,14 @@ def test_fractional_max_pool_half_and_layouts():
         same_call(lambda x: EF.fractional_max_pool2d(x, 2, 5, return_indices=True, _random_samples=se),
                   lambda x: TF.fractional_max_pool2d(x, 2, 5, return_indices=True, _random_samples=s), (2, 3, 9, 11),
                   dtype=dtype, grad=False)
+    # torch computes the windows in the samples' dtype: distinct values, so that only the windows decide
+    g = torch.Generator().manual_seed(4)
+    for dtype in ("float16", "bfloat16"):
+        x = torch.stack([torch.randperm(13 * 11, generator=g) for _ in range(16)]).view(4, 4, 13, 11)
+        s = torch.rand(4, 4, 2, generator=g).to(getattr(torch, dtype))
+        xe, se = ember.tensor(x.numpy()).to(getattr(ember, dtype)), ember.tensor(s.float().numpy()).to(getattr(ember, dtype))
+        same(EF.fractional_max_pool2d(xe, (2, 3), (4, 3), return_indices=True, _random_samples=se)[1],
+             TF.fractional_max_pool2d(x.to(s.dtype), (2, 3), (4, 3), return_indices=True, _random_samples=s)[1])
     se = ember.tensor(samples.double().numpy())
     same_call(lambda x: EF.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.7), _random_samples=se),
               lambda x: TF.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.7), _random_samples=samples.double()),

@@ -112,14 +112,25 @@ def _adaptive_size(input, output_size, n: int):
     return [input.size(input.dim() - n + i) if s is None else int(s) for i, s in enumerate(sizes)]
 
 
+def _check_mean_dtype(input, sizes):
+    """torch computes an adaptive average to size 1 as a mean, refusing integers as mean does."""
+    if all(s == 1 for s in sizes) and not input.is_floating_point():
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_type_name(input)}")
+
+
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling to output_size (windows [floor(i H / oh), ceil((i + 1) H / oh)))."""
-    return _C.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+    sizes = _adaptive_size(input, output_size, 2)
+    _check_mean_dtype(input, sizes)
+    return _C.adaptive_avg_pool2d(input, sizes)
 
 
 def adaptive_avg_pool1d(input, output_size):
     x = _as_2d(input, "adaptive_avg_pool1d")
-    return _C.adaptive_avg_pool2d(x, [1, _adaptive_size(input, output_size, 1)[0]]).squeeze(-2)
+    size = _adaptive_size(input, output_size, 1)[0]
+    _check_mean_dtype(input, [size])
+    return _C.adaptive_avg_pool2d(x, [1, size]).squeeze(-2)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices: bool = False):
@@ -195,7 +206,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 
 def adaptive_avg_pool3d(input, output_size):
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) to output_size."""
-    return _C.adaptive_avg_pool3d(input, _adaptive_size(input, output_size, 3))
+    sizes = _adaptive_size(input, output_size, 3)
+    _check_mean_dtype(input, sizes)
+    return _C.adaptive_avg_pool3d(input, sizes)
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices: bool = False):
@@ -409,8 +422,6 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
     # torch's 2-d samples are (width, height); its 3-d ones (time, height, width)
     sample_of = (1, 0) if n == 2 else (0, 1, 2)
     samples = _random_samples[:N]
-    if samples.dtype in _HALF_TYPES():
-        samples = samples.float()
     # (N, C, out_d + k_d) positions -> one flat in-plane index per (output, window element)
     flat = None
     for d in range(n):
@@ -433,11 +444,6 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
     if not batched:
         out, indices = out.squeeze(0), indices.squeeze(0)
     return out, indices
-
-
-def _HALF_TYPES():
-    from ... import bfloat16, float16
-    return (float16, bfloat16)
 
 
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
