@@ -114,10 +114,12 @@ def test_max_pool3d_layouts_and_dtypes():
         same_call(f(EF), f(TF), (2, 3, 4, 5, 6), dtype=dtype, grad=False)
     # NaN wins, and ties keep the first
     x = [[[[[1.0, float("nan")], [3.0, 3.0]], [[3.0, 0.0], [2.0, 1.0]]]]]
-    e, t = EF.max_pool3d(ember.tensor(x), 2, return_indices=True), TF.max_pool3d(torch.tensor(x), 2, return_indices=True)
+    e = EF.max_pool3d(ember.tensor(x), 2, return_indices=True)
+    t = TF.max_pool3d(torch.tensor(x), 2, return_indices=True)
     assert math.isnan(e[0].item()) and e[1].item() == t[1].item()
     x[0][0][0][0][1] = 0.0
-    e, t = EF.max_pool3d(ember.tensor(x), 2, return_indices=True), TF.max_pool3d(torch.tensor(x), 2, return_indices=True)
+    e = EF.max_pool3d(ember.tensor(x), 2, return_indices=True)
+    t = TF.max_pool3d(torch.tensor(x), 2, return_indices=True)
     assert e[0].item() == t[0].item() and e[1].item() == t[1].item()
 
 
@@ -253,10 +255,12 @@ def test_int64_average_truncates_and_wraps():
     same(EF.avg_pool1d(ember.tensor(x), 2), TF.avg_pool1d(torch.tensor(x), 2))
     same(EF.avg_pool1d(ember.tensor(x), 3, 1, 1), TF.avg_pool1d(torch.tensor(x), 3, 1, 1))
     big = [[[2 ** 62, 2 ** 62 + 1], [3, 3]]]
-    same(EF.avg_pool2d(ember.tensor(big), 2, divisor_override=1), TF.avg_pool2d(torch.tensor(big), 2, divisor_override=1))
+    same(EF.avg_pool2d(ember.tensor(big), 2, divisor_override=1),
+         TF.avg_pool2d(torch.tensor(big), 2, divisor_override=1))
     # exact beyond float64's 53 bits
     big = [[[2 ** 62 + 1, 2 ** 62, 2 ** 62 + 3]]]
-    e, t = EF.max_pool1d(ember.tensor(big), 3, return_indices=True), TF.max_pool1d(torch.tensor(big), 3, return_indices=True)
+    e = EF.max_pool1d(ember.tensor(big), 3, return_indices=True)
+    t = TF.max_pool1d(torch.tensor(big), 3, return_indices=True)
     assert e[0].tolist() == t[0].tolist() and e[1].tolist() == t[1].tolist()
 
 
@@ -339,7 +343,8 @@ def test_lp_pool(norm):
         same_call(lambda x: EF.lp_pool2d(x, norm, 2), lambda x: TF.lp_pool2d(x, norm, 2), (2, 3, 4, 4), dtype=dtype,
                   grad=False, low=0.1, rtol=2e-2)
     # negative inputs: a NaN power sum gives NaN, as torch's
-    same(EF.lp_pool1d(ember.tensor([[-1.0, 2.0, 3.0, 1.0]]), norm, 2), TF.lp_pool1d(torch.tensor([[-1.0, 2.0, 3.0, 1.0]]), norm, 2))
+    v = [[-1.0, 2.0, 3.0, 1.0]]
+    same(EF.lp_pool1d(ember.tensor(v), norm, 2), TF.lp_pool1d(torch.tensor(v), norm, 2))
 
 
 # ---------------------------------------------------------------- fractional_max_pool
@@ -375,7 +380,8 @@ def test_fractional_max_pool_half_and_layouts():
     for dtype in ("float16", "bfloat16"):
         x = torch.stack([torch.randperm(13 * 11, generator=g) for _ in range(16)]).view(4, 4, 13, 11)
         s = torch.rand(4, 4, 2, generator=g).to(getattr(torch, dtype))
-        xe, se = ember.tensor(x.numpy()).to(getattr(ember, dtype)), ember.tensor(s.float().numpy()).to(getattr(ember, dtype))
+        xe = ember.tensor(x.numpy()).to(getattr(ember, dtype))
+        se = ember.tensor(s.float().numpy()).to(getattr(ember, dtype))
         same(EF.fractional_max_pool2d(xe, (2, 3), (4, 3), return_indices=True, _random_samples=se)[1],
              TF.fractional_max_pool2d(x.to(s.dtype), (2, 3), (4, 3), return_indices=True, _random_samples=s)[1])
     se = ember.tensor(samples.double().numpy())
@@ -424,14 +430,16 @@ def test_fractional_max_pool_errors():
         lambda F, lib: F.fractional_max_pool2d(x(lib), 2, output_size=3, _random_samples=s(lib, 1, 3, 2)),
         lambda F, lib: F.fractional_max_pool2d(x(lib), 2, output_size=3, _random_samples=s(lib, 1, 2, 3)),
         lambda F, lib: F.fractional_max_pool2d(x(lib), 2, output_size=3, _random_samples=s(lib, 1, 2)),
-        lambda F, lib: F.fractional_max_pool2d(x(lib), 2, output_size=3, _random_samples=s(lib, 1, 2, 2, dtype="float64")),
+        lambda F, lib: F.fractional_max_pool2d(x(lib), 2, output_size=3,
+                                               _random_samples=s(lib, 1, 2, 2, dtype="float64")),
         lambda F, lib: F.fractional_max_pool2d(x(lib)[0, 0], 2, output_size=3),
         lambda F, lib: F.fractional_max_pool2d(x(lib), 2, output_ratio=0.5),
         lambda F, lib: F.fractional_max_pool2d(x(lib), 2, output_size=(2, 2, 2)),
         lambda F, lib: F.fractional_max_pool2d(x(lib).long(), 2, output_size=3),
         lambda F, lib: F.fractional_max_pool2d(lib.ones(1, 0, 5, 5), 2, output_size=3),
         lambda F, lib: F.fractional_max_pool3d(lib.ones(1, 1, 5, 5), 2, output_size=3),
-        lambda F, lib: F.fractional_max_pool3d(lib.ones(1, 1, 5, 5, 5), 2, output_size=3, _random_samples=s(lib, 1, 1, 2)),
+        lambda F, lib: F.fractional_max_pool3d(lib.ones(1, 1, 5, 5, 5), 2, output_size=3,
+                                               _random_samples=s(lib, 1, 1, 2)),
         lambda F, lib: F.fractional_max_pool3d(lib.ones(1, 1, 5, 5, 5), 2, output_size=4),
         lambda F, lib: F.fractional_max_pool3d(lib.ones(1, 1, 5, 5, 5), 2),
         lambda F, lib: F.fractional_max_pool3d(lib.ones(1, 0, 5, 5, 5), 2, output_size=2),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ... import _C
+from ... import _C, arange, cat, full, int64, rand, relu
 
 
 def _stride_or_none(stride):
@@ -178,7 +178,8 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     """(max_pool3d, the flat index of each maximum in its (D, H, W) volume)."""
     return _C.max_pool3d_with_indices(
         input, _three(kernel_size, "max_pool3d: kernel_size must either be a single int, or a tuple of three ints"),
-        _three(_stride_or_none(stride), "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints"),
+        _three(_stride_or_none(stride),
+               "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints"),
         _three(padding, "max_pool3d: padding must either be a single int, or a tuple of three ints"),
         _three(dilation, "max_pool3d: dilation must be either a single int, or a tuple of three ints"), ceil_mode)
 
@@ -321,7 +322,6 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, n: int, max_pool,
         out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     else:
         out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    from ... import relu
     # the sign keeps relu's zero gradient where a window's sum is zero or negative
     return (out.sign() * relu(out.abs())).mul(math.prod(_tuple(kernel_size, n))).pow(1.0 / norm_type)
 
@@ -352,8 +352,7 @@ def _fractional_starts(sample, in_size: int, out_size: int, k: int):
     (N, C) samples in [0, 1): trunc((i + u) * alpha) - trunc(u * alpha) for i < out - 1,
     alpha = (in - k) / (out - 1), computed in the samples' dtype as torch does; the last
     window ends at the input's end."""
-    from ... import arange, cat, full
-    last = full(list(sample.shape) + [min(out_size, 1)], in_size - k, dtype=_int64())
+    last = full(list(sample.shape) + [min(out_size, 1)], in_size - k, dtype=int64)
     if out_size <= 1:
         return last
     alpha = sample.new_full([], float(in_size - k)) / (out_size - 1)
@@ -363,13 +362,7 @@ def _fractional_starts(sample, in_size: int, out_size: int, k: int):
     return cat([starts, last], -1)
 
 
-def _int64():
-    from ... import int64
-    return int64
-
-
 def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, n: int, name: str):
-    from ... import arange, rand
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
     kernel = _tuple(kernel_size, n)
