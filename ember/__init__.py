@@ -205,6 +205,8 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
                                  "poisson_nll_loss", "triplet_margin_loss", "kl_div"),
     "utils.dlpack": ("from_dlpack",),
     "nn.functional": ("channel_shuffle", "pixel_shuffle", "pixel_unshuffle"),
+    "_nn_aliases": ("adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "max_pool1d", "max_pool1d_with_indices",
+                    "max_pool2d", "max_pool3d"),
     "backends": ("set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
                  "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled"),
 }.items() for name in names}

@@ -153,8 +153,9 @@ Tensor elu_double_backward(const Tensor& grad, const Tensor& grad_output, const 
 Tensor hardswish_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self);
 Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self);
 Tensor conv_bias_grad(const Tensor& grad);  // grad summed over every dim but 1
-// Max pooling: grad added back at the flat (H, W) positions the indices name.
-Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices);
+// Max pooling: grad added back at the flat positions the indices name in each plane of
+// the last `spatial` dims.
+Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices, int64_t spatial);
 Dims last_dims(IntList sizes, int64_t n);
 // The normalizations' gradients: the native backward op, or, when the gradients must
 // record (create_graph with inputs that require grad), the same formulas composed of

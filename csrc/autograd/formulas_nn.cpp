@@ -164,15 +164,17 @@ Tensor conv_bias_grad(const Tensor& grad) {
   return sum_dim_IntList(grad, IntList(dims), false, std::nullopt);
 }
 
-Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices) {
+Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices, int64_t spatial) {
   const int64_t nd = static_cast<int64_t>(self_sizes.size());
-  Dims flat_in(IntList(self_sizes.data(), static_cast<size_t>(nd - 2)));
+  Dims flat_in(IntList(self_sizes.data(), static_cast<size_t>(nd - spatial)));
   Dims flat_out(flat_in);
-  flat_in.push_back(self_sizes[nd - 2] * self_sizes[nd - 1]);
-  flat_out.push_back(grad.sizes()[nd - 2] * grad.sizes()[nd - 1]);
+  int64_t plane_in = 1, plane_out = 1;
+  for (int64_t d = nd - spatial; d < nd; ++d) plane_in *= self_sizes[d], plane_out *= grad.sizes()[d];
+  flat_in.push_back(plane_in);
+  flat_out.push_back(plane_out);
   Tensor g = reshape(grad, flat_out);
   Tensor idx = ops::reshape(indices, flat_out);
-  return reshape(scatter_add(zeros_of(flat_in, grad.dtype()), nd - 2, idx, g), self_sizes);
+  return reshape(scatter_add(zeros_of(flat_in, grad.dtype()), nd - spatial, idx, g), self_sizes);
 }
 
 // ---- normalization ----

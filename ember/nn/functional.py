@@ -7,7 +7,7 @@ ember/nn/_functional/, by what it is:
     softmax.py      softmax, log_softmax, softmin
     loss.py         nll_loss, cross_entropy, mse_loss, binary_cross_entropy, kl_div, ...
     conv.py         conv1d/2d, conv_transpose1d/2d, unfold, fold
-    pool.py         max, average and adaptive pooling
+    pool.py         max, average, adaptive, lp and fractional pooling, max_unpool
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize, instance_norm,
                     local_response_norm
     distance.py     cosine_similarity, pairwise_distance, pdist
@@ -53,10 +53,13 @@ from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_l
                                soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
 from ._functional.norm import (batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize,
                                rms_norm)
-from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
+from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                                adaptive_max_pool1d_with_indices, adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
-                               avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
-                               max_pool2d_with_indices)
+                               adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d,
+                               avg_pool3d, fractional_max_pool2d, fractional_max_pool2d_with_indices,
+                               fractional_max_pool3d, fractional_max_pool3d_with_indices, lp_pool1d, lp_pool2d,
+                               lp_pool3d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
+                               max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
 from ._functional.softmax import log_softmax, softmax, softmin
 from ._functional.vision import (affine_grid, channel_shuffle, grid_sample, interpolate, pad, pixel_shuffle,
                                 pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest)
@@ -78,9 +81,13 @@ __all__ = [
     # conv
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
     # pool
-    "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d",
     # norm
     "batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize", "instance_norm", "local_response_norm",
     # distance

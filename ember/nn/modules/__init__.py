@@ -12,6 +12,8 @@ from .activation import LogSoftmax, PReLU, Softmax, Softmax2d, Softmin
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
                       MaxPool1d, MaxPool2d)
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, FractionalMaxPool2d, FractionalMaxPool3d,
+                      LPPool1d, LPPool2d, LPPool3d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -63,3 +65,5 @@ __all__ += ["AdaptiveLogSoftmaxWithLoss", "GLU", "RReLU", "AlphaDropout", "Featu
             "CrossMapLRN2d", "GaussianNLLLoss", "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
             "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss", "NLLLoss2d"]
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+            "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
