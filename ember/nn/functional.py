@@ -6,7 +6,7 @@ ember/nn/_functional/, by what it is:
     activation.py   relu, gelu, silu, elu, leaky_relu, hardtanh, prelu, threshold, ...
     softmax.py      softmax, log_softmax, softmin
     loss.py         nll_loss, cross_entropy, mse_loss, binary_cross_entropy, kl_div, ...
-    conv.py         conv1d/2d, conv_transpose1d/2d, unfold, fold
+    conv.py         conv1d/2d/3d, conv_transpose1d/2d/3d, unfold, fold
     pool.py         max, average and adaptive pooling
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize
     embedding.py    embedding, one_hot
@@ -36,7 +36,8 @@ from ._functional.activation import (celu, celu_, elu, elu_, gelu, hardshrink, h
 # _canonical_mask and _none_or_dtype are private names of torch.nn.functional too; the transformer layers use them
 from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_attention_forward,
                                     scaled_dot_product_attention)
-from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
+from ._functional.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold,
+                               unfold)
 from ._functional.dropout import dropout, dropout1d, dropout2d, dropout3d
 from ._functional.embedding import embedding, one_hot
 from ._functional.linear import bilinear, identity, linear
@@ -62,7 +63,7 @@ __all__ = [
     "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
     # conv
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
     # pool
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
