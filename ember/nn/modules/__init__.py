@@ -9,7 +9,7 @@ from .flatten import Flatten, Unflatten
 from .sparse import Embedding
 # the layers of issue 5: convolution, pooling, normalization, softmax, losses, resampling
 from .activation import LogSoftmax, PReLU, Softmax, Softmax2d, Softmin
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
                       MaxPool1d, MaxPool2d)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -31,7 +31,8 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "Hardshrink", "Softshrink", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Flatten", "Unflatten",
            "Embedding"]
 __all__ += [
-    "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "PReLU", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+    "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "PReLU", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d",
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "L1Loss",
     "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SmoothL1Loss", "HuberLoss",
