@@ -12,8 +12,8 @@ def _tuple(value, n: int, name: str):
         if len(value) == 1:
             return value * n
         if len(value) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values, "
-                               f"but got {name}={value}")
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                               f"convolution dimensions, but got {name}={value}")
         return value
     return [int(value)] * n
 
@@ -82,7 +82,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if weight.dim() != nd + 2:
         raise RuntimeError(f"{name}: expected a {nd + 2}-D weight, but got weight of size {list(weight.shape)}")
     if isinstance(padding, str):
-        raise RuntimeError(f"{name}: padding must be an int or a tuple of ints, not '{padding}'")
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     x, unbatched = _unbatched(input, weight, name)
     out = _C.convolution(x, weight, bias, _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding"),
                          _tuple(dilation, nd, "dilation"), True, _tuple(output_padding, nd, "output_padding"), groups)
