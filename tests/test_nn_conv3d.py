@@ -99,6 +99,32 @@ def test_conv3d_dtypes(dtype, tol):
                  dtype)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8", "int16"])
+def test_integer_convolutions(dtype):
+    # torch computes them, wrapping around on overflow; its transposed ones take int64 alone
+    g = torch.Generator().manual_seed(0)
+    tx = torch.randint(-100 if dtype != "uint8" else 0, 100, (2, 4, 4, 5, 3), generator=g).to(getattr(torch, dtype))
+    tw = torch.randint(-100 if dtype != "uint8" else 0, 100, (4, 2, 2, 3, 2), generator=g).to(getattr(torch, dtype))
+    tb = torch.randint(0, 50, (4,), generator=g).to(getattr(torch, dtype))
+    ex, ew, eb = to_e(tx), to_e(tw), to_e(tb)
+    assert_close(F.conv3d(ex, ew, eb, padding=1, groups=2), TF.conv3d(tx, tw, tb, padding=1, groups=2), 0)
+    assert_close(ember.conv2d(ex[:, :2, 0], ew[:, :, 0], stride=2), torch.conv2d(tx[:, :2, 0], tw[:, :, 0], stride=2),
+                 0)
+    tt, et = tw.transpose(0, 1).contiguous(), ew.transpose(0, 1).contiguous()  # (2, 4, ...)
+    tx2, ex2 = tx[:, :2], ex[:, :2]
+    if dtype == "int64":
+        assert_close(F.conv_transpose3d(ex2, et, stride=2), TF.conv_transpose3d(tx2, tt, stride=2), 0)
+        big_t, big_e = torch.full((1, 1, 2, 2, 2), 2**62), ember.full((1, 1, 2, 2, 2), 2**62)
+        assert_close(F.conv3d(big_e, big_e * 0 + 3), TF.conv3d(big_t, big_t * 0 + 3), 0)  # wraps to 0 * 2**64
+    else:
+        for lib, f, x, w in ((torch, TF, tx2, tt), (ember, F, ex2, et)):
+            with pytest.raises(NotImplementedError, match="slow_conv_transpose3d_out_cpu"):
+                f.conv_transpose3d(x, w)
+    for lib, f in ((torch, TF), (ember, F)):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):  # torch's kernel name varies
+            f.conv3d(lib.ones(1, 1, 2, 2, 2, dtype=lib.bool), lib.ones(1, 1, 1, 1, 1, dtype=lib.bool))
+
+
 def test_conv3d_gradcheck_and_double_backward():
     g = ember.Generator().manual_seed(0)
     x = ember.randn(1, 2, 3, 4, 3, dtype=ember.float64, generator=g, requires_grad=True)

@@ -4,6 +4,7 @@
 // the window hangs over the padding. The same walk serves 1-, 2- and 3-d convolutions.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 #include "core/parallel.h"
 #include "kernels/blas.h"
@@ -116,20 +117,43 @@ void col2im(const T* cols, T* image, const ConvGeometry& g, int64_t p0, int64_t 
   }
 }
 
+// C (m x n, ldc) = op(A) op(B) + beta C (beta 0 or 1), row-major, by plain loops, for the
+// integer convolution (int64, wrapping around as torch's does: the arithmetic is unsigned).
+inline void gemm_int(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const int64_t* a, int64_t lda,
+                     const int64_t* b, int64_t ldb, int64_t beta, int64_t* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    uint64_t* row = reinterpret_cast<uint64_t*>(c + i * ldc);
+    if (beta == 0) std::fill(row, row + n, uint64_t(0));
+    for (int64_t p = 0; p < k; ++p) {
+      const uint64_t av = uint64_t(ta ? a[p * lda + i] : a[i * lda + p]);
+      if (tb) {
+        for (int64_t j = 0; j < n; ++j) row[j] += av * uint64_t(b[j * ldb + p]);
+      } else {
+        const int64_t* br = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j) row[j] += av * uint64_t(br[j]);
+      }
+    }
+  }
+}
+
 // C (m x n, ldc) = alpha op(A) op(B) + beta C, row-major, on OpenBLAS (one thread).
 template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
           T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
-    return;
+  if constexpr (std::is_integral_v<T>) {
+    gemm_int(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    if (k == 0) {
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
+      return;
+    }
+    using blas::blas_int;
+    blas::routines<T>().gemm(blas::kRowMajor, ta ? blas::kTrans : blas::kNoTrans, tb ? blas::kTrans : blas::kNoTrans,
+                             blas_int(m), blas_int(n), blas_int(k), T(1), a, blas_int(lda), b, blas_int(ldb), beta,
+                             c, blas_int(ldc));
   }
-  using blas::blas_int;
-  blas::routines<T>().gemm(blas::kRowMajor, ta ? blas::kTrans : blas::kNoTrans, tb ? blas::kTrans : blas::kNoTrans,
-                           blas_int(m), blas_int(n), blas_int(k), T(1), a, blas_int(lda), b, blas_int(ldb), beta, c,
-                           blas_int(ldc));
 }
 
 // The column matrix of one block stays under this many bytes (it is written, then read
@@ -282,3 +306,5 @@ void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* 
 }  // namespace ember::kernels::nn_conv
 
 #include "kernel_instances_nn_conv.h"  // generated: Kernels<float>, Kernels<double>
+// integer convolutions compute in int64 (ops/nn_conv.cpp)
+template struct ember::kernels::nn_conv::Kernels<int64_t>;

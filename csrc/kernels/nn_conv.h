@@ -1,10 +1,12 @@
 // Kernel family nn_conv (ops/nn_conv.cpp): the three products of a convolution, in the
 // geometry of a plain (not transposed) convolution: x (N, Cx, *xs) -> y (N, Cy, *ys) with
 // w (Cy, Cx / groups, *k), the spatial dims always three (depth, height, width): a 1-d or
-// 2-d convolution has leading spatial dims of size 1 (kernel 1, stride 1, no padding). A transposed convolution runs conv_backward_input as
-// its forward (see ops/nn_conv.cpp). Per sample and group: im2col in column blocks that
-// stay in cache, then a gemm (OpenBLAS, one thread each; ember splits the blocks across
-// its threads). T = float or double; the inputs are contiguous.
+// 2-d convolution has leading spatial dims of size 1 (kernel 1, stride 1, no padding). A
+// transposed convolution runs conv_backward_input as its forward (see ops/nn_conv.cpp).
+// Per sample and group: im2col in column blocks that stay in cache, then a gemm (OpenBLAS,
+// one thread each; ember splits the blocks across its threads). T = float or double, or
+// int64 for the integer convolutions (instantiated in kernels/nn_conv.cpp); the inputs are
+// contiguous.
 #pragma once
 #include <cstdint>
 

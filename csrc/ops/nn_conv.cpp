@@ -64,13 +64,23 @@ void check_conv_params(IntList stride, IntList padding, IntList dilation, IntLis
   }
 }
 
-void check_conv_dtypes(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+void check_conv_dtypes(const Tensor& input, const Tensor& weight, const Tensor& bias, bool transposed) {
   EMBER_CHECK(input.dtype() == weight.dtype(), Runtime, "Input type (", type_name(input.dtype()),
               ") and weight type (", type_name(weight.dtype()), ") should be the same");
   EMBER_CHECK(!bias.defined() || bias.dtype() == input.dtype(), Runtime, "Input type (", type_name(input.dtype()),
               ") and bias type (", type_name(bias.dtype()), ") should be the same");
-  EMBER_CHECK(is_floating(input.dtype()), NotImplemented, "\"slow_conv2d_cpu\" not implemented for '",
-              type_name(input.dtype()), "'");
+  // torch computes integer convolutions too (wrapping around), its transposed ones for int64 alone
+  const bool three_d = weight.dim() == 5;
+  const char* kernel = transposed ? (three_d ? "slow_conv_transpose3d_out_cpu" : "slow_conv_transpose2d_out_cpu")
+                                  : (three_d ? "compute_columns3d" : "slow_conv2d_cpu");
+  const ScalarType t = input.dtype();
+  EMBER_CHECK(is_floating(t) || (is_integral(t, false) && (!transposed || t == ScalarType::Int64)), NotImplemented,
+              "\"", kernel, "\" not implemented for '", type_name(t), "'");
+}
+
+// The kernels' element type: float32 for float16/bfloat16, int64 for the integer dtypes.
+ScalarType conv_compute_dtype(ScalarType t) {
+  return is_integral(t, false) ? ScalarType::Int64 : compute_dtype(t);
 }
 
 // The output spatial sizes of a plain convolution (or the input ones of a transposed one).
@@ -160,7 +170,11 @@ Tensor run_conv(ConvPass pass, const nk::Conv& c, ScalarType ct, const Tensor& a
   double macs = double(c.N) * double(c.Cy) * double(c.Cx / c.groups);
   for (int i = 0; i < nk::kSpatial; ++i) macs *= double(c.ys[i]) * double(c.k[i]);
   PinnedWork work({&a, &b, &out, &bias}, macs > 1e15 ? int64_t(1e15) : int64_t(macs));
-  visit_float(ct, [&](auto tag) {
+  auto visit = [&](auto&& f) {
+    if (ct == ScalarType::Int64) f(int64_t());
+    else visit_float(ct, f);
+  };
+  visit([&](auto tag) {
     using T = decltype(tag);
     switch (pass) {
       case ConvPass::Forward: return nk::Kernels<T>::conv_forward(c, ptr<T>(a), ptr<T>(b), ptr<T>(bias), ptr<T>(out));
@@ -175,14 +189,14 @@ Tensor run_conv(ConvPass pass, const nk::Conv& c, ScalarType ct, const Tensor& a
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride, IntList padding,
                    IntList dilation, bool transposed, IntList output_padding, int64_t groups) {
-  check_conv_dtypes(input, weight, bias);
+  check_conv_dtypes(input, weight, bias, transposed);
   const Dims out_sizes =
       conv_output_shape(input.sizes(), weight.sizes(), stride, padding, dilation, transposed, output_padding, groups);
   const int64_t cout = out_sizes[1];
   EMBER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.sizes()[0] == cout), Runtime, "Given weight of size ",
               sizes_str(weight.sizes()), ", expected bias to be 1-dimensional with ", cout,
               " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
-  const ScalarType ct = compute_dtype(input.dtype());
+  const ScalarType ct = conv_compute_dtype(input.dtype());
   Tensor x = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
   Tensor out = empty_tensor(out_sizes, ct);
   if (transposed) {  // the gradient of a plain convolution's input, from `input` as its output
