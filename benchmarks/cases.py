@@ -341,6 +341,19 @@ def embedding_bag_fwd_bwd(torch):
     def step():
         w.grad = None
         torch.nn.functional.embedding_bag(idx, w, off, mode="mean").sum().backward()
+# nn (issue 16): a 3-d convolution, forward and backward (input, weight, bias) in one call
+CONV3D = dict(n=4, c=16, d=16, hw=32, cout=32, k=3)
+CONV3D_FLOPS = 2 * CONV3D["n"] * CONV3D["c"] * CONV3D["cout"] * CONV3D["k"] ** 3 * CONV3D["d"] * CONV3D["hw"] ** 2
+
+
+def conv3d_train(torch):
+    n, c, d, hw, cout, k = (CONV3D[key] for key in ("n", "c", "d", "hw", "cout", "k"))
+    x = torch.full((n, c, d, hw, hw), 0.5, requires_grad=True)
+    w = torch.full((cout, c, k, k, k), 0.01, requires_grad=True)
+    b = torch.zeros(cout, requires_grad=True)
+
+    def step():
+        torch.nn.functional.conv3d(x, w, b, padding=1).sum().backward()
     return step
 
 
@@ -442,6 +455,7 @@ CASES: list[Case] = [
     Case("conv2d bwd 32x64x56² 3x3 float32 (input + weight)", torch=conv2d_backward, flops=2 * CONV_FLOPS),
     Case("embedding_bag mean fwd 1M x 64 float32, 4096 bags of 20", torch=embedding_bag_forward),
     Case("embedding_bag mean fwd+bwd 1M x 64 float32, 4096 bags of 20", torch=embedding_bag_fwd_bwd),
+    Case("conv3d fwd+bwd 4x16x16x32² -> 32, 3x3x3 float32", torch=conv3d_train, flops=3 * CONV3D_FLOPS),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
          torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),
     Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=mlp_train_step((16, 32, 1), 8, "mse_loss")),

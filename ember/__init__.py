@@ -185,6 +185,9 @@ def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
 
 
+# torch's top-level convolutions are the same functions as torch.nn.functional's
+from .nn._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: E402
+from .nn._functional.conv import conv_transpose3d  # noqa: E402
 from . import __config__  # noqa: E402
 
 

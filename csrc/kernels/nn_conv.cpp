@@ -1,8 +1,10 @@
 // im2col / col2im for convolution (see kernels/nn_conv.h). A range of output positions is
-// walked output row by output row; within a row, stride 1 makes each kernel tap a
-// contiguous copy of an image row, with zeros where the window hangs over the padding.
+// walked output row by output row (a row: one (depth, height) pair of the output); within a
+// row, stride 1 makes each kernel tap a contiguous copy of an image row, with zeros where
+// the window hangs over the padding. The same walk serves 1-, 2- and 3-d convolutions.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 #include "core/parallel.h"
 #include "kernels/blas.h"
@@ -12,13 +14,13 @@ namespace ember::kernels::nn_conv {
 // Named, not anonymous: Kernels<T>'s lambdas capture these types.
 namespace detail {
 
-// One image (C, H, W) and the column matrix of its windows.
+// One image (C, D, H, W) and the column matrix of its windows.
 struct ConvGeometry {
-  int64_t channels;             // of the image (per group)
-  int64_t height, width;        // image
-  int64_t kh, kw;               // kernel
-  int64_t sh, sw, ph, pw, dh, dw;
-  int64_t out_h, out_w;         // output positions
+  int64_t channels;  // of the image (per group)
+  int64_t depth, height, width;  // image
+  int64_t kd, kh, kw;  // kernel
+  int64_t sd, sh, sw, pd, ph, pw, dd, dh, dw;
+  int64_t out_d, out_h, out_w;  // output positions
 };
 
 // For output columns ox in [x0, x1) of one output row and one kernel column j: the
@@ -32,37 +34,49 @@ inline void valid_columns(const ConvGeometry& g, int64_t j, int64_t x0, int64_t 
   *hi = std::clamp(end, *lo, x1);
 }
 
-// cols[(c * kh + i) * kw + j][p - p0] = image[c][oy * sh - ph + i * dh][ox * sw - pw + j * dw]
-// (0 outside) for output positions p = oy * out_w + ox in [p0, p1); cols has p1 - p0 columns.
+// The image row (iz * height + iy) that kernel tap (t, i) reads for output row r (= oz *
+// out_h + oy), or -1 where it falls in the padding.
+inline int64_t image_row(const ConvGeometry& g, int64_t r, int64_t t, int64_t i) {
+  const int64_t oz = r / g.out_h, oy = r % g.out_h;
+  const int64_t iz = oz * g.sd - g.pd + t * g.dd, iy = oy * g.sh - g.ph + i * g.dh;
+  if (iz < 0 || iz >= g.depth || iy < 0 || iy >= g.height) return -1;
+  return iz * g.height + iy;
+}
+
+// cols[((c * kd + t) * kh + i) * kw + j][p - p0] = image[c][oz * sd - pd + t * dd]
+// [oy * sh - ph + i * dh][ox * sw - pw + j * dw] (0 outside) for output positions
+// p = (oz * out_h + oy) * out_w + ox in [p0, p1); cols has p1 - p0 columns.
 template <class T>
 void im2col(const T* image, T* cols, const ConvGeometry& g, int64_t p0, int64_t p1) {
-  const int64_t width = p1 - p0;
+  const int64_t width = p1 - p0, plane_size = g.depth * g.height * g.width;
   for (int64_t c = 0; c < g.channels; ++c) {
-    const T* plane = image + c * g.height * g.width;
-    for (int64_t i = 0; i < g.kh; ++i) {
-      for (int64_t j = 0; j < g.kw; ++j) {
-        T* row = cols + ((c * g.kh + i) * g.kw + j) * width;
-        int64_t p = p0;
-        while (p < p1) {
-          const int64_t oy = p / g.out_w, x0 = p % g.out_w;
-          const int64_t x1 = std::min(g.out_w, x0 + (p1 - p));
-          T* dst = row + (p - p0) - x0;  // dst[ox] for ox in [x0, x1)
-          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-          if (iy < 0 || iy >= g.height) {
-            std::memset(dst + x0, 0, sizeof(T) * (x1 - x0));
-          } else {
-            int64_t lo, hi;
-            valid_columns(g, j, x0, x1, &lo, &hi);
-            for (int64_t ox = x0; ox < lo; ++ox) dst[ox] = T(0);
-            const T* src = plane + iy * g.width + (j * g.dw - g.pw);  // src[ox * sw]
-            if (g.sw == 1) {
-              if (hi > lo) std::memcpy(dst + lo, src + lo, sizeof(T) * (hi - lo));
+    const T* plane = image + c * plane_size;
+    for (int64_t t = 0; t < g.kd; ++t) {
+      for (int64_t i = 0; i < g.kh; ++i) {
+        for (int64_t j = 0; j < g.kw; ++j) {
+          T* row = cols + (((c * g.kd + t) * g.kh + i) * g.kw + j) * width;
+          int64_t p = p0;
+          while (p < p1) {
+            const int64_t r = p / g.out_w, x0 = p % g.out_w;
+            const int64_t x1 = std::min(g.out_w, x0 + (p1 - p));
+            T* dst = row + (p - p0) - x0;  // dst[ox] for ox in [x0, x1)
+            const int64_t ir = image_row(g, r, t, i);
+            if (ir < 0) {
+              std::memset(dst + x0, 0, sizeof(T) * (x1 - x0));
             } else {
-              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * g.sw];
+              int64_t lo, hi;
+              valid_columns(g, j, x0, x1, &lo, &hi);
+              for (int64_t ox = x0; ox < lo; ++ox) dst[ox] = T(0);
+              const T* src = plane + ir * g.width + (j * g.dw - g.pw);  // src[ox * sw]
+              if (g.sw == 1) {
+                if (hi > lo) std::memcpy(dst + lo, src + lo, sizeof(T) * (hi - lo));
+              } else {
+                for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * g.sw];
+              }
+              for (int64_t ox = hi; ox < x1; ++ox) dst[ox] = T(0);
             }
-            for (int64_t ox = hi; ox < x1; ++ox) dst[ox] = T(0);
+            p += x1 - x0;
           }
-          p += x1 - x0;
         }
       }
     }
@@ -72,30 +86,51 @@ void im2col(const T* image, T* cols, const ConvGeometry& g, int64_t p0, int64_t 
 // The adjoint: image += cols scattered back (image must be zeroed by the caller).
 template <class T>
 void col2im(const T* cols, T* image, const ConvGeometry& g, int64_t p0, int64_t p1) {
-  const int64_t width = p1 - p0;
+  const int64_t width = p1 - p0, plane_size = g.depth * g.height * g.width;
   for (int64_t c = 0; c < g.channels; ++c) {
-    T* plane = image + c * g.height * g.width;
-    for (int64_t i = 0; i < g.kh; ++i) {
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const T* row = cols + ((c * g.kh + i) * g.kw + j) * width;
-        int64_t p = p0;
-        while (p < p1) {
-          const int64_t oy = p / g.out_w, x0 = p % g.out_w;
-          const int64_t x1 = std::min(g.out_w, x0 + (p1 - p));
-          const T* src = row + (p - p0) - x0;
-          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-          if (iy >= 0 && iy < g.height) {
-            int64_t lo, hi;
-            valid_columns(g, j, x0, x1, &lo, &hi);
-            T* dst = plane + iy * g.width + (j * g.dw - g.pw);
-            if (g.sw == 1) {
-              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += src[ox];
-            } else {
-              for (int64_t ox = lo; ox < hi; ++ox) dst[ox * g.sw] += src[ox];
+    T* plane = image + c * plane_size;
+    for (int64_t t = 0; t < g.kd; ++t) {
+      for (int64_t i = 0; i < g.kh; ++i) {
+        for (int64_t j = 0; j < g.kw; ++j) {
+          const T* row = cols + (((c * g.kd + t) * g.kh + i) * g.kw + j) * width;
+          int64_t p = p0;
+          while (p < p1) {
+            const int64_t r = p / g.out_w, x0 = p % g.out_w;
+            const int64_t x1 = std::min(g.out_w, x0 + (p1 - p));
+            const T* src = row + (p - p0) - x0;
+            const int64_t ir = image_row(g, r, t, i);
+            if (ir >= 0) {
+              int64_t lo, hi;
+              valid_columns(g, j, x0, x1, &lo, &hi);
+              T* dst = plane + ir * g.width + (j * g.dw - g.pw);
+              if (g.sw == 1) {
+                for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += src[ox];
+              } else {
+                for (int64_t ox = lo; ox < hi; ++ox) dst[ox * g.sw] += src[ox];
+              }
             }
+            p += x1 - x0;
           }
-          p += x1 - x0;
         }
+      }
+    }
+  }
+}
+
+// C (m x n, ldc) = op(A) op(B) + beta C (beta 0 or 1), row-major, by plain loops, for the
+// integer convolution (int64, wrapping around as torch's does: the arithmetic is unsigned).
+inline void gemm_int(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const int64_t* a, int64_t lda,
+                     const int64_t* b, int64_t ldb, int64_t beta, int64_t* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    uint64_t* row = reinterpret_cast<uint64_t*>(c + i * ldc);
+    if (beta == 0) std::fill(row, row + n, uint64_t(0));
+    for (int64_t p = 0; p < k; ++p) {
+      const uint64_t av = uint64_t(ta ? a[p * lda + i] : a[i * lda + p]);
+      if (tb) {
+        for (int64_t j = 0; j < n; ++j) row[j] += av * uint64_t(b[j * ldb + p]);
+      } else {
+        const int64_t* br = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j) row[j] += av * uint64_t(br[j]);
       }
     }
   }
@@ -106,15 +141,19 @@ template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
           T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
-    return;
+  if constexpr (std::is_integral_v<T>) {
+    gemm_int(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    if (k == 0) {
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
+      return;
+    }
+    using blas::blas_int;
+    blas::routines<T>().gemm(blas::kRowMajor, ta ? blas::kTrans : blas::kNoTrans, tb ? blas::kTrans : blas::kNoTrans,
+                             blas_int(m), blas_int(n), blas_int(k), T(1), a, blas_int(lda), b, blas_int(ldb), beta,
+                             c, blas_int(ldc));
   }
-  using blas::blas_int;
-  blas::routines<T>().gemm(blas::kRowMajor, ta ? blas::kTrans : blas::kNoTrans, tb ? blas::kTrans : blas::kNoTrans,
-                           blas_int(m), blas_int(n), blas_int(k), T(1), a, blas_int(lda), b, blas_int(ldb), beta, c,
-                           blas_int(ldc));
 }
 
 // The column matrix of one block stays under this many bytes (it is written, then read
@@ -123,7 +162,8 @@ constexpr int64_t kColumnBytes = int64_t(1) << 19;
 constexpr int64_t kWorkPerItem = int64_t(1) << 18;  // multiply-adds: a work item at least
 
 struct Plan {
-  int64_t P, K, cxg, cyg;  // positions, column rows (cxg * kh * kw), channels per group
+  int64_t P, K, cxg, cyg;  // output positions, column rows (cxg * kernel taps), channels per group
+  int64_t image;           // image elements per channel
   bool direct;             // 1x1, stride 1, no padding: the image is its own column matrix
   int64_t block, blocks;   // positions per block, blocks per sample
   ConvGeometry geometry;
@@ -132,16 +172,25 @@ struct Plan {
 template <class T>
 Plan plan(const Conv& c) {
   Plan p;
-  p.P = c.Hy * c.Wy;
+  p.P = 1;
+  p.image = 1;
+  int64_t taps = 1;
+  p.direct = true;
+  for (int i = 0; i < kSpatial; ++i) {
+    p.P *= c.ys[i];
+    p.image *= c.xs[i];
+    taps *= c.k[i];
+    p.direct = p.direct && c.k[i] == 1 && c.s[i] == 1 && c.p[i] == 0 && c.xs[i] == c.ys[i];
+  }
   p.cxg = c.Cx / c.groups;
   p.cyg = c.Cy / c.groups;
-  p.K = p.cxg * c.kh * c.kw;
-  p.direct = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && c.Hx == c.Hy &&
-             c.Wx == c.Wy;
+  p.K = p.cxg * taps;
   p.block = std::clamp<int64_t>(kColumnBytes / std::max<int64_t>(1, p.K * int64_t(sizeof(T))), 32,
                                 std::max<int64_t>(p.P, 1));
   p.blocks = p.P ? (p.P + p.block - 1) / p.block : 0;
-  p.geometry = ConvGeometry{p.cxg, c.Hx, c.Wx, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.Hy, c.Wy};
+  p.geometry = ConvGeometry{p.cxg,   c.xs[0], c.xs[1], c.xs[2], c.k[0],  c.k[1],  c.k[2],  c.s[0],
+                            c.s[1],  c.s[2],  c.p[0],  c.p[1],  c.p[2],  c.d[0],  c.d[1],  c.d[2],
+                            c.ys[0], c.ys[1], c.ys[2]};
   return p;
 }
 
@@ -163,7 +212,7 @@ void Kernels<T>::conv_forward(const Conv& c, const T* x, const T* w, const T* b,
     for (int64_t it = begin; it < end; ++it) {
       const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
       for (int64_t g = 0; g < c.groups; ++g) {
-        const T* xg = x + (n * c.Cx + g * p.cxg) * c.Hx * c.Wx;
+        const T* xg = x + (n * c.Cx + g * p.cxg) * p.image;
         const T* B = xg + p0;
         int64_t ldb = p.P;
         if (!p.direct) {
@@ -186,7 +235,7 @@ void Kernels<T>::conv_forward(const Conv& c, const T* x, const T* w, const T* b,
 template <class T>
 void Kernels<T>::conv_backward_input(const Conv& c, const T* y, const T* w, const T* b, T* x) {
   const Plan p = plan<T>(c);
-  const int64_t image = c.Hx * c.Wx;
+  const int64_t image = p.image;
   if (c.N == 0 || image == 0) return;
   parallel_for(0, c.N * c.groups, grain_for(p.cyg * p.K * p.P), [&](int64_t begin, int64_t end) {
     std::vector<T> cols(p.direct ? 0 : p.K * p.block);
@@ -233,7 +282,7 @@ void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* 
       for (int64_t it = items * s / slots; it < items * (s + 1) / slots; ++it) {
         const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
         for (int64_t g = 0; g < c.groups; ++g) {
-          const T* xg = x + (n * c.Cx + g * p.cxg) * c.Hx * c.Wx;
+          const T* xg = x + (n * c.Cx + g * p.cxg) * p.image;
           const T* B = xg + p0;
           int64_t ldb = p.P;
           if (!p.direct) {
@@ -257,3 +306,5 @@ void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* 
 }  // namespace ember::kernels::nn_conv
 
 #include "kernel_instances_nn_conv.h"  // generated: Kernels<float>, Kernels<double>
+// integer convolutions compute in int64 (ops/nn_conv.cpp)
+template struct ember::kernels::nn_conv::Kernels<int64_t>;

@@ -1,16 +1,23 @@
 // Kernel family nn_conv (ops/nn_conv.cpp): the three products of a convolution, in the
-// geometry of a plain (not transposed) convolution: x (N, Cx, Hx, Wx) -> y (N, Cy, Hy, Wy)
-// with w (Cy, Cx / groups, kh, kw). A transposed convolution runs conv_backward_input as
-// its forward (see ops/nn_conv.cpp). Per sample and group: im2col in column blocks that
-// stay in cache, then a gemm (OpenBLAS, one thread each; ember splits the blocks across
-// its threads). T = float or double; the inputs are contiguous.
+// geometry of a plain (not transposed) convolution: x (N, Cx, *xs) -> y (N, Cy, *ys) with
+// w (Cy, Cx / groups, *k), the spatial dims always three (depth, height, width): a 1-d or
+// 2-d convolution has leading spatial dims of size 1 (kernel 1, stride 1, no padding). A
+// transposed convolution runs conv_backward_input as its forward (see ops/nn_conv.cpp).
+// Per sample and group: im2col in column blocks that stay in cache, then a gemm (OpenBLAS,
+// one thread each; ember splits the blocks across its threads). T = float or double, or
+// int64 for the integer convolutions (instantiated in kernels/nn_conv.cpp); the inputs are
+// contiguous.
 #pragma once
 #include <cstdint>
 
 namespace ember::kernels::nn_conv {
 
+constexpr int kSpatial = 3;
+
 struct Conv {
-  int64_t N, Cx, Hx, Wx, Cy, Hy, Wy, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+  int64_t N, Cx, Cy, groups;
+  int64_t xs[kSpatial], ys[kSpatial];               // image and output sizes
+  int64_t k[kSpatial], s[kSpatial], p[kSpatial], d[kSpatial];  // kernel, stride, padding, dilation
 };
 
 template <class T>

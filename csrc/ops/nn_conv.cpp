@@ -12,12 +12,6 @@ namespace {
 using namespace nn_common;
 namespace nk = kernels::nn_conv;
 
-// The geometry of a convolution call, spatial dims made 2-D (1-D: height 1).
-struct ConvCall {
-  nk::Conv c;
-  bool one_d;
-};
-
 Dims expand_param(IntList v, int64_t n, const char* name) {
   EMBER_CHECK(int64_t(v.size()) == n || v.size() == 1, Runtime, "expected ", name, " to be a single integer value or a list of ",
               n, " values to match the convolution dimensions, but got ", name, "=", sizes_str(v));
@@ -26,28 +20,29 @@ Dims expand_param(IntList v, int64_t n, const char* name) {
   return out;
 }
 
-// x: the input of the plain convolution this call is in the geometry of; y: its output.
-ConvCall conv_call(IntList x_sizes, IntList w_sizes, IntList y_sizes, IntList stride, IntList padding,
+// The kernels' geometry of a call: x is the input of the plain convolution the call is in
+// the geometry of, y its output; 1-d and 2-d spatial dims are put last of the kernels' three.
+nk::Conv conv_call(IntList x_sizes, IntList w_sizes, IntList y_sizes, IntList stride, IntList padding,
                    IntList dilation, int64_t groups) {
   const int64_t nd = int64_t(w_sizes.size()) - 2;
   Dims s = expand_param(stride, nd, "stride"), p = expand_param(padding, nd, "padding"),
        d = expand_param(dilation, nd, "dilation");
-  ConvCall call;
-  call.one_d = nd == 1;
-  nk::Conv& c = call.c;
+  nk::Conv c;
   c.N = x_sizes[0];
   c.Cx = x_sizes[1];
   c.Cy = y_sizes[1];
   c.groups = groups;
-  const int64_t o = nd == 1 ? 1 : 0;  // offset into the 2-D fields
-  auto at = [&](IntList v, int64_t i) { return i < o ? int64_t(1) : v[2 + i - o]; };
-  c.Hx = at(x_sizes, 0), c.Wx = at(x_sizes, 1);
-  c.Hy = at(y_sizes, 0), c.Wy = at(y_sizes, 1);
-  c.kh = at(w_sizes, 0), c.kw = at(w_sizes, 1);
-  c.sh = o ? 1 : s[0], c.sw = s[nd - 1];
-  c.ph = o ? 0 : p[0], c.pw = p[nd - 1];
-  c.dh = o ? 1 : d[0], c.dw = d[nd - 1];
-  return call;
+  const int64_t o = nk::kSpatial - nd;  // leading size-1 dims
+  for (int64_t i = 0; i < nk::kSpatial; ++i) {
+    const bool pad = i < o;
+    c.xs[i] = pad ? 1 : x_sizes[2 + i - o];
+    c.ys[i] = pad ? 1 : y_sizes[2 + i - o];
+    c.k[i] = pad ? 1 : w_sizes[2 + i - o];
+    c.s[i] = pad ? 1 : s[i - o];
+    c.p[i] = pad ? 0 : p[i - o];
+    c.d[i] = pad ? 1 : d[i - o];
+  }
+  return c;
 }
 
 void check_conv_params(IntList stride, IntList padding, IntList dilation, IntList output_padding, int64_t groups,
@@ -69,13 +64,23 @@ void check_conv_params(IntList stride, IntList padding, IntList dilation, IntLis
   }
 }
 
-void check_conv_dtypes(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+void check_conv_dtypes(const Tensor& input, const Tensor& weight, const Tensor& bias, bool transposed) {
   EMBER_CHECK(input.dtype() == weight.dtype(), Runtime, "Input type (", type_name(input.dtype()),
               ") and weight type (", type_name(weight.dtype()), ") should be the same");
   EMBER_CHECK(!bias.defined() || bias.dtype() == input.dtype(), Runtime, "Input type (", type_name(input.dtype()),
               ") and bias type (", type_name(bias.dtype()), ") should be the same");
-  EMBER_CHECK(is_floating(input.dtype()), NotImplemented, "\"slow_conv2d_cpu\" not implemented for '",
-              type_name(input.dtype()), "'");
+  // torch computes integer convolutions too (wrapping around), its transposed ones for int64 alone
+  const bool three_d = weight.dim() == 5;
+  const char* kernel = transposed ? (three_d ? "slow_conv_transpose3d_out_cpu" : "slow_conv_transpose2d_out_cpu")
+                                  : (three_d ? "compute_columns3d" : "slow_conv2d_cpu");
+  const ScalarType t = input.dtype();
+  EMBER_CHECK(is_floating(t) || (is_integral(t, false) && (!transposed || t == ScalarType::Int64)), NotImplemented,
+              "\"", kernel, "\" not implemented for '", type_name(t), "'");
+}
+
+// The kernels' element type: float32 for float16/bfloat16, int64 for the integer dtypes.
+ScalarType conv_compute_dtype(ScalarType t) {
+  return is_integral(t, false) ? ScalarType::Int64 : compute_dtype(t);
 }
 
 // The output spatial sizes of a plain convolution (or the input ones of a transposed one).
@@ -100,8 +105,8 @@ Dims conv_output_spatial(IntList in_spatial, IntList kernel, IntList stride, Int
 // arguments (dims, parameters, channels and groups, a kernel that fits).
 Dims conv_output_shape(IntList input, IntList weight, IntList stride, IntList padding, IntList dilation,
                        bool transposed, IntList output_padding, int64_t groups) {
-  EMBER_CHECK(weight.size() == 3 || weight.size() == 4, Runtime,
-              "convolution: expected a 3-D or 4-D weight (1-D or 2-D convolution), but got weight of size ",
+  EMBER_CHECK(weight.size() >= 3 && weight.size() <= 5, Runtime,
+              "convolution: expected a 3-D, 4-D or 5-D weight (1-D, 2-D or 3-D convolution), but got weight of size ",
               sizes_str(weight));
   const int64_t nd = int64_t(weight.size()) - 2;
   EMBER_CHECK(input.size() == weight.size(), Runtime, "Expected ", nd + 2, "-dimensional input for ", nd + 2,
@@ -160,12 +165,16 @@ void check_conv_grad(const Tensor& grad_output, IntList input, IntList weight, I
 // plain-convolution geometry, writing out.
 enum class ConvPass { Forward, Input, Weight };
 
-Tensor run_conv(ConvPass pass, const ConvCall& call, ScalarType ct, const Tensor& a, const Tensor& b, Tensor out,
+Tensor run_conv(ConvPass pass, const nk::Conv& c, ScalarType ct, const Tensor& a, const Tensor& b, Tensor out,
                 const Tensor& bias) {
-  const nk::Conv& c = call.c;
-  const double macs = double(c.N) * double(c.Cy) * double(c.Hy * c.Wy) * double(c.Cx / c.groups) * double(c.kh * c.kw);
+  double macs = double(c.N) * double(c.Cy) * double(c.Cx / c.groups);
+  for (int i = 0; i < nk::kSpatial; ++i) macs *= double(c.ys[i]) * double(c.k[i]);
   PinnedWork work({&a, &b, &out, &bias}, macs > 1e15 ? int64_t(1e15) : int64_t(macs));
-  visit_float(ct, [&](auto tag) {
+  auto visit = [&](auto&& f) {
+    if (ct == ScalarType::Int64) f(int64_t());
+    else visit_float(ct, f);
+  };
+  visit([&](auto tag) {
     using T = decltype(tag);
     switch (pass) {
       case ConvPass::Forward: return nk::Kernels<T>::conv_forward(c, ptr<T>(a), ptr<T>(b), ptr<T>(bias), ptr<T>(out));
@@ -180,21 +189,21 @@ Tensor run_conv(ConvPass pass, const ConvCall& call, ScalarType ct, const Tensor
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride, IntList padding,
                    IntList dilation, bool transposed, IntList output_padding, int64_t groups) {
-  check_conv_dtypes(input, weight, bias);
+  check_conv_dtypes(input, weight, bias, transposed);
   const Dims out_sizes =
       conv_output_shape(input.sizes(), weight.sizes(), stride, padding, dilation, transposed, output_padding, groups);
   const int64_t cout = out_sizes[1];
   EMBER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.sizes()[0] == cout), Runtime, "Given weight of size ",
               sizes_str(weight.sizes()), ", expected bias to be 1-dimensional with ", cout,
               " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
-  const ScalarType ct = compute_dtype(input.dtype());
+  const ScalarType ct = conv_compute_dtype(input.dtype());
   Tensor x = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
   Tensor out = empty_tensor(out_sizes, ct);
   if (transposed) {  // the gradient of a plain convolution's input, from `input` as its output
-    ConvCall call = conv_call(out_sizes, weight.sizes(), input.sizes(), stride, padding, dilation, groups);
+    nk::Conv call = conv_call(out_sizes, weight.sizes(), input.sizes(), stride, padding, dilation, groups);
     run_conv(ConvPass::Input, call, ct, x, w, out, b);
   } else {
-    ConvCall call = conv_call(input.sizes(), weight.sizes(), out_sizes, stride, padding, dilation, groups);
+    nk::Conv call = conv_call(input.sizes(), weight.sizes(), out_sizes, stride, padding, dilation, groups);
     run_conv(ConvPass::Forward, call, ct, x, w, out, b);
   }
   return as_dtype(out, input.dtype());
@@ -210,10 +219,10 @@ Tensor _convolution_backward_input(const Tensor& grad_output, const Tensor& weig
   Tensor g = dense(grad_output, ct), w = dense(weight, ct);
   Tensor out = empty_tensor(input_size, ct);
   if (transposed) {  // a plain convolution of the gradient
-    ConvCall call = conv_call(grad_output.sizes(), weight.sizes(), input_size, stride, padding, dilation, groups);
+    nk::Conv call = conv_call(grad_output.sizes(), weight.sizes(), input_size, stride, padding, dilation, groups);
     run_conv(ConvPass::Forward, call, ct, g, w, out, Tensor());
   } else {
-    ConvCall call = conv_call(input_size, weight.sizes(), grad_output.sizes(), stride, padding, dilation, groups);
+    nk::Conv call = conv_call(input_size, weight.sizes(), grad_output.sizes(), stride, padding, dilation, groups);
     run_conv(ConvPass::Input, call, ct, g, w, out, Tensor());
   }
   return as_dtype(out, weight.dtype());
@@ -229,10 +238,10 @@ Tensor _convolution_backward_weight(const Tensor& grad_output, const Tensor& inp
   Tensor g = dense(grad_output, ct), x = dense(input, ct);
   Tensor out = empty_tensor(weight_size, ct);
   if (transposed) {  // the plain convolution maps grad_output (as x) to input (as y)
-    ConvCall call = conv_call(grad_output.sizes(), weight_size, input.sizes(), stride, padding, dilation, groups);
+    nk::Conv call = conv_call(grad_output.sizes(), weight_size, input.sizes(), stride, padding, dilation, groups);
     run_conv(ConvPass::Weight, call, ct, g, x, out, Tensor());
   } else {
-    ConvCall call = conv_call(input.sizes(), weight_size, grad_output.sizes(), stride, padding, dilation, groups);
+    nk::Conv call = conv_call(input.sizes(), weight_size, grad_output.sizes(), stride, padding, dilation, groups);
     run_conv(ConvPass::Weight, call, ct, x, g, out, Tensor());
   }
   return as_dtype(out, input.dtype());

@@ -6,7 +6,7 @@ ember/nn/_functional/, by what it is:
     activation.py   relu, gelu, silu, elu, leaky_relu, hardtanh, prelu, threshold, ...
     softmax.py      softmax, log_softmax, softmin
     loss.py         nll_loss, cross_entropy, mse_loss, binary_cross_entropy, kl_div, ...
-    conv.py         conv1d/2d, conv_transpose1d/2d, unfold, fold
+    conv.py         conv1d/2d/3d, conv_transpose1d/2d/3d, unfold, fold
     pool.py         max, average, adaptive, lp and fractional pooling, max_unpool
     norm.py         batch_norm, layer_norm, group_norm, rms_norm, normalize, instance_norm,
                     local_response_norm
@@ -40,8 +40,8 @@ from ._functional.activation import (celu, celu_, elu, elu_, gelu, glu, hardshri
 # _canonical_mask and _none_or_dtype are private names of torch.nn.functional too; the transformer layers use them
 from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_attention_forward,
                                     scaled_dot_product_attention)
-from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
-from ._functional.distance import cosine_similarity, pairwise_distance, pdist
+from ._functional.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold,
+                               unfold)
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._functional.ctc import ctc_loss
 from ._functional.embedding import embedding, embedding_bag, one_hot
@@ -79,7 +79,7 @@ __all__ = [
     "multilabel_soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
     "ctc_loss",
     # conv
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
     # pool
     "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",

@@ -1,11 +1,12 @@
 """Parameter (a tensor a Module registers as a learnable weight) and Buffer (a tensor it
-registers as state)."""
+registers as state); UninitializedParameter and UninitializedBuffer, the placeholders of
+the lazy modules until their first forward gives them a shape."""
 from __future__ import annotations
 
 from .. import _C
 from .._tensor import Tensor
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 def _rebuild_parameter(cls, data, requires_grad, state):
@@ -71,3 +72,91 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         t._is_buffer = True
         return t
 
+
+
+class UninitializedTensorMixin:
+    """What the uninitialized parameter and buffer share: an empty tensor that keeps the
+    dtype (and requires_grad) the tensor will have, until materialize gives it a shape and
+    turns it into a cls_to_become. Its shape is an error, as in torch; ops on it see an
+    empty tensor (torch's check of every op on it has no counterpart here)."""
+
+    cls_to_become: type = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Becomes a cls_to_become of this shape (uninitialized memory), dtype and device."""
+        if device is not None and str(device) not in ("cpu", "cpu:0"):
+            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+        self.data = _C.empty(tuple(shape), dtype=self.data.dtype if dtype is None else dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+                           "in `load_state_dict` when trying to load an uninitialized parameter into an initialized "
+                           "one. Call `forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def to(self, *args, **kwargs):
+        # a dtype conversion (Module.to, .double(), ...) gives an uninitialized tensor of the new dtype
+        result = Tensor.to(self, *args, **kwargs)
+        if result is self or result.dtype == self.dtype:
+            return self
+        return self._like(result.dtype)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        return f"<{self.__class__.__name__}>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = self._like(self.dtype)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol):
+        return self.__class__, (self.requires_grad,)
+
+
+def is_lazy(param) -> bool:
+    """Whether param is an UninitializedParameter or UninitializedBuffer."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is not known yet (a lazy module's weight before its first
+    forward); materialize(shape) makes it a Parameter.
+
+    >>> p = ember.nn.parameter.UninitializedParameter(); p.materialize((2, 3)); type(p).__name__, p.shape
+    ('Parameter', ember.Size([2, 3]))
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        if device is not None and str(device) not in ("cpu", "cpu:0"):
+            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+        param = Tensor.__new__(cls, _C.empty(0, dtype=dtype))
+        param.requires_grad_(requires_grad)
+        return param
+
+    def _like(self, dtype):
+        return UninitializedParameter(self.requires_grad, dtype=dtype)
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet; materialize(shape) makes it a Tensor."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        if device is not None and str(device) not in ("cpu", "cpu:0"):
+            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+        buf = Tensor.__new__(cls, _C.empty(0, dtype=dtype))
+        buf.requires_grad_(requires_grad)
+        buf.persistent = persistent
+        buf._is_buffer = True
+        return buf
+
+    def _like(self, dtype):
+        return UninitializedBuffer(self.requires_grad, dtype=dtype, persistent=getattr(self, "persistent", True))

@@ -1,4 +1,4 @@
-"""conv1d/2d, conv_transpose1d/2d, and unfold/fold as grouped convolutions with an
+"""conv1d/2d/3d, conv_transpose1d/2d/3d, and unfold/fold as grouped convolutions with an
 identity weight: each is one call of the native convolution op."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ def _tuple(value, n: int, name: str):
         if len(value) == 1:
             return value * n
         if len(value) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values, "
-                               f"but got {name}={value}")
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                               f"convolution dimensions, but got {name}={value}")
         return value
     return [int(value)] * n
 
@@ -68,11 +68,21 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution of (N, C_in, D, H, W) or (C_in, D, H, W) with weight (C_out, C_in / groups,
+    kd, kh, kw); padding may be 'same' or 'valid'.
+
+    >>> ember.nn.functional.conv3d(ember.ones(1, 1, 3, 3, 3), ember.ones(1, 1, 2, 2, 2)).shape
+    ember.Size([1, 1, 2, 2, 2])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
     if weight.dim() != nd + 2:
         raise RuntimeError(f"{name}: expected a {nd + 2}-D weight, but got weight of size {list(weight.shape)}")
     if isinstance(padding, str):
-        raise RuntimeError(f"{name}: padding must be an int or a tuple of ints, not '{padding}'")
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     x, unbatched = _unbatched(input, weight, name)
     out = _C.convolution(x, weight, bias, _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding"),
                          _tuple(dilation, nd, "dilation"), True, _tuple(output_padding, nd, "output_padding"), groups)
@@ -89,6 +99,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """The transpose of conv2d: weight (C_in, C_out / groups, kh, kw)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                            "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose of conv3d: weight (C_in, C_out / groups, kd, kh, kw)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                           "conv_transpose3d")
 
 
 def _eye_weight(channels: int, kh: int, kw: int, like):

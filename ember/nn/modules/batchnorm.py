@@ -6,10 +6,12 @@ from typing import Optional
 
 from ... import _C
 from .. import functional as F
+from ..parameter import UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module, _no_grad
 from .normalization import _register_affine, _reset_affine
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -125,3 +127,66 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A norm whose num_features is dim 1 of its first input: weight, bias and the running
+    statistics stay uninitialized until then (num_batches_tracked is a real 0)."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)  # no tensors of 0 features
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _C.zeros((), dtype=_C.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            for name in ("weight", "bias", "running_mean", "running_var"):
+                tensor = getattr(self, name)
+                if tensor is not None:
+                    with _no_grad():
+                        tensor.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features is dim 1 of its first input; it becomes a BatchNorm1d.
+
+    >>> m = ember.nn.LazyBatchNorm1d(); m(ember.randn(4, 3)).shape, type(m).__name__
+    (ember.Size([4, 3]), 'BatchNorm1d')
+    """
+
+    cls_to_become = BatchNorm1d
+
+    def _check_input_dim(self, input) -> None:
+        BatchNorm1d._check_input_dim(self, input)
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features is dim 1 of its first input."""
+
+    cls_to_become = BatchNorm2d
+
+    def _check_input_dim(self, input) -> None:
+        BatchNorm2d._check_input_dim(self, input)
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features is dim 1 of its first input."""
+
+    cls_to_become = BatchNorm3d
+
+    def _check_input_dim(self, input) -> None:
+        BatchNorm3d._check_input_dim(self, input)

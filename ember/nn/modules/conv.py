@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d/2d and their transposes, with torch's arguments, parameter
+"""Convolution layers: Conv1d/2d/3d and their transposes, with torch's arguments, parameter
 shapes, initialization and checks."""
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from typing import Optional
 from ... import _C
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
-from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
+from .module import Module, _no_grad
+from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -149,6 +151,29 @@ class Conv2d(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution: (N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out).
+
+    >>> ember.nn.Conv3d(2, 4, 3, padding=1)(ember.ones(1, 2, 4, 5, 6)).shape
+    ember.Size([1, 4, 4, 5, 6])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
+                         _conv_padding(padding, _triple), _triple(dilation), False, _triple(0), groups, bias,
+                         padding_mode, device, dtype)
+
+    def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return F.conv3d(padded, weight, bias, self.stride, _triple(0), self.dilation, self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+
 class _ConvTransposeNd(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding,
                  groups, bias, padding_mode, device=None, dtype=None) -> None:
@@ -232,3 +257,144 @@ class ConvTranspose2d(_ConvTransposeNd):
                                               self.dilation)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                                   self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """The transpose (gradient) of Conv3d: (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out);
+    forward(input, output_size) picks output_padding to reach output_size.
+
+    >>> ember.nn.ConvTranspose3d(4, 2, 3, stride=2, padding=1)(ember.ones(1, 4, 2, 3, 3), output_size=[4, 6, 6]).shape
+    ember.Size([1, 2, 4, 6, 6])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
+                         _triple(dilation), True, _triple(output_padding), groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input, output_size: Optional[list] = None):
+        if self.padding_mode != "zeros":
+            raise ValueError("Only `zeros` padding mode is supported for ConvTranspose3d")
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, 3,
+                                              self.dilation)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                  self.groups, self.dilation)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """A convolution whose in_channels is the channel dim of its first input: weight and
+    bias stay uninitialized until then. The eager class's __init__ runs with 0 channels."""
+
+    def _lazy_init(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_in_channels(self, input) -> int:
+        nd = len(self.kernel_size)
+        if input.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == nd + 2 else input.shape[0]
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            with _no_grad():
+                if self.transposed:
+                    self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+                else:
+                    self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """A Conv1d whose in_channels is the channel dim of its first input (weight and bias
+    uninitialized until then); it becomes a Conv1d.
+
+    >>> m = ember.nn.LazyConv1d(4, 3); m(ember.ones(2, 5, 8)).shape, type(m).__name__, m.weight.shape
+    (ember.Size([2, 4, 6]), 'Conv1d', ember.Size([4, 5, 3]))
+    """
+
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        # bias=False: no bias of 0 channels; _lazy_init adds the uninitialized one
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """A Conv2d whose in_channels is the channel dim of its first input (weight and bias
+    uninitialized until then); it becomes a Conv2d."""
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        # bias=False: no bias of 0 channels; _lazy_init adds the uninitialized one
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """A Conv3d whose in_channels is the channel dim of its first input (weight and bias
+    uninitialized until then); it becomes a Conv3d."""
+
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        # bias=False: no bias of 0 channels; _lazy_init adds the uninitialized one
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    """A ConvTranspose1d whose in_channels is the channel dim of its first input; it becomes
+    a ConvTranspose1d."""
+
+    cls_to_become = ConvTranspose1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    """A ConvTranspose2d whose in_channels is the channel dim of its first input; it becomes
+    a ConvTranspose2d."""
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels is the channel dim of its first input; it becomes
+    a ConvTranspose3d."""
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Optional
 from ... import _C
 from ...autograd import _zero_grad
 from ...utils.hooks import BackwardHook, RemovableHandle
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
@@ -688,9 +688,10 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(input_param)}")
                 continue
-            if len(param.shape) == 0 and len(input_param.shape) == 1:  # checkpoints from before 0-dim tensors
+            lazy = is_lazy(param)  # an uninitialized parameter has no shape to compare: the lazy hook's business
+            if not lazy and len(param.shape) == 0 and len(input_param.shape) == 1:  # from before 0-dim tensors
                 input_param = input_param[0]
-            if input_param.shape != param.shape:
+            if not lazy and input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
