@@ -223,6 +223,24 @@ class SparseTensor(Tensor):
     storage = untyped_storage
     _typed_storage = untyped_storage
 
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        raise RuntimeError("ember: assigning .data of a sparse tensor is not supported")
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        raise BufferError("Can't export tensors with layout other than torch.strided")
+
+    @property
+    def _array_interface(self):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def share_memory_(self):
+        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+
     def tolist(self):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 

@@ -263,7 +263,7 @@ def test_printing():
 
 def test_pickle_and_copy():
     e = both(ember, "float64")
-    for got in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e), e.clone(), e.detach()):
+    for got in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e), e.clone(), e.detach(), e.data):
         same_sparse(got, both(torch, "float64"))
     r = pickle.loads(pickle.dumps(both(ember, requires_grad=True)))
     assert r.requires_grad and r.is_leaf
@@ -312,7 +312,8 @@ def test_unsupported_ops_raise(op, name):
 
 @pytest.mark.parametrize("op", [
     lambda s: s.data_ptr(), lambda s: s.numpy(), lambda s: s.untyped_storage(), lambda s: s.tolist(),
-    lambda s: s.item(), lambda s: bool(s), lambda s: s.indices(), lambda s: s.values(),
+    lambda s: s.item(), lambda s: bool(s), lambda s: s.indices(), lambda s: s.values(), lambda s: s.__dlpack__(),
+    lambda s: s.share_memory_(),
 ])
 def test_element_access_raises_as_torch(op):
     t = both(torch)
