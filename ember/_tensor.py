@@ -107,6 +107,17 @@ class Tensor(_C.TensorBase):
         found = super().nonzero()
         return found.unbind(1) if as_tuple else found
 
+    # ---- sparse layouts (ember/_sparse.py) ----
+    def to_sparse(self, *args, **kwargs):
+        """This tensor's nonzeros as a coalesced sparse COO tensor; to_sparse(sparse_dim)
+        keeps the trailing dims dense."""
+        from ._sparse import to_sparse
+
+        return to_sparse(self, *args, **kwargs)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
+
     # ---- numpy ----
     def numpy(self, *, force=False):
         """A numpy array sharing this tensor's memory (force=True: of its detached data

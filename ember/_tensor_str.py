@@ -273,3 +273,31 @@ def _str(t):
     import ember
 
     return format_tensor(t, ember.get_default_dtype())
+
+
+def _inner(t, indent):
+    """A sparse tensor's indices or values as torch prints them inside its repr: the data,
+    with its size when empty, and no dtype."""
+    if t.numel() == 0:
+        return f"tensor([], size={tuple(t.shape)})"
+    return "tensor(" + _body(t, indent + len("tensor(")) + ")"
+
+
+def format_sparse(t, default_dtype):
+    """The repr of a sparse COO tensor, as torch's:
+    ``tensor(indices=tensor([[0], [1]]), values=tensor([2.]), size=(2, 2), nnz=1, layout=torch.sparse_coo)``
+    with indices and values on lines of their own."""
+    indices, values = t._indices().detach(), t._values().detach()
+    text = "tensor(indices=" + _inner(indices, len("tensor(indices=")) + ",\n"
+    text += "       values=" + _inner(values, len("       values=")) + ",\n"
+    text += f"       size={tuple(t.shape)}, nnz={t._nnz()}"
+    suffixes = []
+    if t.dtype != default_dtype and _dtype_name(t.dtype) not in ("int64", "bool"):
+        suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"layout={t.layout}")
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(text, suffixes, len("tensor("))

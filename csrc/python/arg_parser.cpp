@@ -207,6 +207,100 @@ int parse_args(const Signature* sigs, int nsigs, PyObject* const* args, Py_ssize
   return -1;
 }
 
+// ---- layouts: Note [Sparse tensors are routed before parsing] ----
+
+namespace {
+
+PyObject* g_layout_ops = nullptr;         // dict: Python name -> callable (owned for the process)
+PyTypeObject* g_layout_type = nullptr;  // the class of sparse tensors (ember._sparse.SparseTensor)
+
+bool is_layout_tensor(PyObject* o) { return Py_TYPE(o) == g_layout_type; }
+
+bool holds_layout_tensor(PyObject* o) {
+  if (is_layout_tensor(o)) return true;
+  if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (is_layout_tensor(items[i])) return true;
+  return false;
+}
+
+// torch's operator name: x.__radd__ and x.__iadd__ report 'aten::add'.
+std::string aten_name(const char* name) {
+  static const char* const binary[] = {"add", "sub", "mul", "truediv", "floordiv", "matmul", "pow", "mod",
+                                       "and", "or", "xor", "lshift", "rshift"};
+  std::string s(name);
+  if (s.size() > 4 && s.compare(0, 2, "__") == 0 && s.compare(s.size() - 2, 2, "__") == 0) {
+    s = s.substr(2, s.size() - 4);
+    for (const char* b : binary)
+      if ((s[0] == 'r' || s[0] == 'i') && s.compare(1, std::string::npos, b) == 0) s = b;
+    if (s == "truediv") s = "div";
+  }
+  return "aten::" + s;
+}
+
+}  // namespace
+
+bool has_layout_operand(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (!g_layout_type) return false;  // no sparse tensor can exist yet
+  if (self && is_layout_tensor(self)) return true;
+  const Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (holds_layout_tensor(args[i])) return true;
+  return false;
+}
+
+void set_layout_ops(PyTypeObject* type, PyObject* table) {
+  Py_INCREF(type);
+  Py_INCREF(table);
+  Py_XDECREF(g_layout_ops);
+  Py_XDECREF(reinterpret_cast<PyObject*>(g_layout_type));
+  g_layout_ops = table;
+  g_layout_type = type;
+}
+
+PyObject* route_layout(const char* name, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  PyObject* fn = g_layout_ops ? PyDict_GetItemString(g_layout_ops, name) : nullptr;  // borrowed
+  if (!fn && std::strncmp(name, "__", 2) == 0) {
+    // An operator whose other operand is no tensor or number (s == None) lets Python try
+    // the reflected one, as a dense tensor's does.
+    for (Py_ssize_t i = 0; i < nargs; ++i)
+      if (!is_tensor(args[i]) && !is_scalar_like(args[i])) Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (!fn) {
+    const std::string op = aten_name(name);
+    PyErr_Format(PyExc_NotImplementedError,
+                 "Could not run '%s' with arguments from the 'SparseCPU' backend. This could be because the "
+                 "operator doesn't exist for this backend, or was omitted during the selective/custom build "
+                 "process (if using custom build).",
+                 op.c_str());
+    return nullptr;
+  }
+  // A method passes its object first; a function's self is the module.
+  const bool method = self && is_tensor(self);
+  const Py_ssize_t npos = nargs + (method ? 1 : 0);
+  Owned pos(PyTuple_New(npos));
+  if (!pos) return nullptr;
+  Py_ssize_t k = 0;
+  if (method) {
+    Py_INCREF(self);
+    PyTuple_SET_ITEM(pos.get(), k++, self);
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(pos.get(), k++, args[i]);
+  }
+  Owned kw(kwnames ? PyDict_New() : nullptr);
+  if (kwnames) {
+    if (!kw) return nullptr;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i)
+      if (PyDict_SetItem(kw.get(), PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) return nullptr;
+  }
+  return PyObject_Call(fn, pos.get(), kw.get());
+}
+
 // ---- conversions ----
 
 namespace {

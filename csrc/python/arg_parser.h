@@ -87,6 +87,20 @@ class Args {
 int parse_args(const Signature* sigs, int nsigs, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                Args& out);
 
+// Note [Sparse tensors are routed before parsing]
+// A sparse COO tensor is an instance of one Python class (ember._sparse.SparseTensor)
+// over a shell TensorImpl with its sizes and dtype and no elements, so no dense op may see
+// it. Every generated wrapper first asks has_layout_operand() (a type comparison per
+// argument, nothing at all before ember._sparse is imported); when it is true,
+// route_layout() calls the layout's Python implementation registered under the wrapper's
+// Python name (_C._set_layout_ops), or raises torch's NotImplementedError "Could not run
+// 'aten::<op>' with arguments from the 'SparseCPU' backend". So the dense path, and the
+// (device, dtype) kernel table below it, only ever sees strided tensors: the layout is a
+// key picked before the dtype table.
+bool has_layout_operand(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+PyObject* route_layout(const char* name, PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+void set_layout_ops(PyTypeObject* type, PyObject* table);
+
 // Conversions shared with hand-written bindings. Each throws ember::Error(Type) when
 // the object is of the wrong kind.
 bool is_int_like(PyObject* o);

@@ -164,6 +164,39 @@ PyObject* f_live_objects(PyObject*, PyObject*) {
                        static_cast<long long>(live_storage_impls()));
 }
 
+// _set_layout_ops(cls, dict): the class of sparse tensors and the Python implementations of
+// the ops that take them; see Note [Sparse tensors are routed before parsing] (python/arg_parser.h).
+PyObject* f_set_layout_ops(PyObject*, PyObject* args) {
+  PyObject *cls, *table;
+  if (!PyArg_ParseTuple(args, "OO", &cls, &table)) return nullptr;
+  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &TensorBaseType) ||
+      !PyDict_Check(table))
+    return PyErr_Format(PyExc_TypeError, "_set_layout_ops: expected a Tensor subclass and a dict");
+  set_layout_ops(reinterpret_cast<PyTypeObject*>(cls), table);
+  Py_RETURN_NONE;
+}
+
+// _sparse_shell(cls, size, dtype): an instance of cls (a Tensor subclass) over a
+// TensorImpl of that size and dtype owning no elements: strides 0 over an empty storage.
+PyObject* f_sparse_shell(PyObject*, PyObject* args) {
+  return guarded([&]() -> PyObject* {
+    PyObject *cls, *size, *dtype_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &cls, &size, &dtype_obj)) return nullptr;
+    if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &TensorBaseType))
+      return PyErr_Format(PyExc_TypeError, "_sparse_shell: expected a Tensor subclass");
+    Dims sizes;
+    if (!unpack_int_list(size, sizes)) return PyErr_Format(PyExc_TypeError, "_sparse_shell: expected a size");
+    for (int64_t s : sizes) EMBER_CHECK(s >= 0, Value, "negative dimensions are not allowed");
+    const std::optional<ScalarType> dtype = as_dtype(dtype_obj);
+    if (!dtype) return PyErr_Format(PyExc_TypeError, "_sparse_shell: expected a dtype");
+    const Tensor none = empty_tensor({0}, *dtype);
+    Dims strides(sizes.size(), 0);
+    // Unchecked: the shell has no elements to check against; nothing reads them.
+    Tensor shell(make_ref<TensorImpl>(none.storage(), 0, sizes, strides, *dtype, TensorImpl::Unchecked{}));
+    return wrap_as(reinterpret_cast<PyTypeObject*>(cls), std::move(shell));
+  });
+}
+
 PyObject* f_release_cached_blocks(PyObject*, PyObject*) {
   release_cached_blocks();
   Py_RETURN_NONE;
@@ -195,6 +228,8 @@ void warning_handler(const std::string& message) {
 PyMethodDef module_functions[] = {
     {"_set_tensor_class", f_set_tensor_class, METH_O, nullptr},
     {"_set_constants", f_set_constants, METH_VARARGS, nullptr},
+    {"_set_layout_ops", f_set_layout_ops, METH_VARARGS, nullptr},
+    {"_sparse_shell", f_sparse_shell, METH_VARARGS, nullptr},
     {"_legacy_new", EMBER_FASTCALL(f_legacy_new), METH_VARARGS | METH_KEYWORDS, nullptr},
     {"_from_array", f_from_array, METH_VARARGS, nullptr},
     {"_build_config", f_build_config, METH_NOARGS, nullptr},

@@ -171,9 +171,26 @@ def rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
 
 
 def get_layout(name):
-    if name != "torch.strided":
-        raise RuntimeError(f"ember.load: ember has only the strided layout, not {name}")
-    return _constants.strided
+    layouts = {"torch.strided": _constants.strided, "torch.sparse_coo": _constants.sparse_coo}
+    if name not in layouts:
+        raise RuntimeError(f"ember.load: ember has only the strided and sparse_coo layouts, not {name}")
+    return layouts[name]
+
+
+def rebuild_sparse_tensor(layout, data):
+    """A sparse COO tensor from (indices, values, size, is_coalesced), invariants checked."""
+    if layout is not _constants.sparse_coo:
+        raise RuntimeError(f"ember.load: ember has no {layout} layout")
+    if not isinstance(data, tuple) or len(data) not in (3, 4):
+        raise pickle.UnpicklingError("ember.load: invalid sparse tensor record")
+    indices, values, size = data[:3]
+    _check_tensor(indices)
+    _check_tensor(values)
+    from .._sparse import sparse_coo_tensor
+
+    coalesced = bool(data[3]) if len(data) == 4 else None
+    result = sparse_coo_tensor(indices, values.detach(), size, is_coalesced=coalesced)
+    return result.requires_grad_() if values.requires_grad else result
 
 
 def _bytearray(*args):
@@ -220,6 +237,7 @@ def _build_tables():
         "torch._utils._rebuild_parameter": rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": rebuild_parameter_with_state,
         "torch._utils._rebuild_device_tensor_from_cpu_tensor": rebuild_device_tensor_from_cpu_tensor,
+        "torch._utils._rebuild_sparse_tensor": rebuild_sparse_tensor,
         "torch.storage.UntypedStorage": UntypedStorage, "torch.storage.TypedStorage": TypedStorage,
     }
     for name in _DTYPE_NAMES:

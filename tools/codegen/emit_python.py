@@ -38,6 +38,7 @@ WRAPPER = Template("""\
 PyObject* $cname(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
 $params
   static const Signature signatures[] = {$sigs};
+  if (has_layout_operand(self, args, nargs, kwnames)) return route_layout("$pyname", self, args, nargs, kwnames);
   try {
     Args a;
     switch (parse_args(signatures, $count, args, nargs, kwnames, a)) {
@@ -191,7 +192,7 @@ def _wrapper(b: PyBinding, model: Model) -> tuple[str, str]:
         cases.append(f"      case {k}: {_call(o, b.kind, params, model)}")
     # an operator that does not apply to the other operand lets Python try the reflected one
     failed = "    PyErr_Clear();\n    Py_RETURN_NOTIMPLEMENTED;" if b.operator else "    return nullptr;"
-    text = WRAPPER.substitute(cname=cname, params="\n".join(param_decls), failed=failed,
+    text = WRAPPER.substitute(cname=cname, pyname=b.name, params="\n".join(param_decls), failed=failed,
                               sigs=", ".join(sig_rows), count=len(b.overloads), cases="\n".join(cases))
     return cname, text
 
