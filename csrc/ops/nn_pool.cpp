@@ -136,7 +136,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntList k
       nk::Kernels<T>::max_pool2d(ptr<T>(x), ptr<T>(out), ptr<int64_t>(idx), g);
     });
   }
-  return {as_dtype(out, self.dtype()), idx};
+  return {in_layout_of(as_dtype(out, self.dtype()), self), in_layout_of(idx, self)};
 }
 
 Tensor avg_pool2d(const Tensor& self, IntList kernel_size, std::optional<IntList> stride,
@@ -154,7 +154,7 @@ Tensor avg_pool2d(const Tensor& self, IntList kernel_size, std::optional<IntList
       nk::Kernels<T>::avg_pool2d(ptr<T>(x), ptr<T>(out), a.g, a.count_include_pad, a.divisor);
     });
   }
-  return as_dtype(out, self.dtype());
+  return in_layout_of(as_dtype(out, self.dtype()), self);
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntList kernel_size,
@@ -175,7 +175,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntLis
       nk::Kernels<T>::avg_pool2d_backward(ptr<T>(g), ptr<T>(gin), a.g, a.count_include_pad, a.divisor);
     });
   }
-  return as_dtype(gin, self.dtype());
+  return in_layout_of(as_dtype(gin, self.dtype()), self);
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntList output_size) {
@@ -191,7 +191,7 @@ Tensor adaptive_avg_pool2d(const Tensor& self, IntList output_size) {
       nk::Kernels<T>::adaptive_avg_pool2d(ptr<T>(x), ptr<T>(out), g);
     });
   }
-  return as_dtype(out, self.dtype());
+  return in_layout_of(as_dtype(out, self.dtype()), self);
 }
 
 Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
@@ -213,7 +213,7 @@ Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& se
       nk::Kernels<T>::adaptive_avg_pool2d_backward(ptr<T>(go), ptr<T>(gin), g);
     });
   }
-  return as_dtype(gin, self.dtype());
+  return in_layout_of(as_dtype(gin, self.dtype()), self);
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntList output_size) {
@@ -230,7 +230,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntList outpu
       nk::Kernels<T>::adaptive_max_pool2d(ptr<T>(x), ptr<T>(out), ptr<int64_t>(idx), g);
     });
   }
-  return {as_dtype(out, self.dtype()), idx};
+  return {in_layout_of(as_dtype(out, self.dtype()), self), in_layout_of(idx, self)};
 }
 
 }  // namespace ember::ops
