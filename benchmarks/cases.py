@@ -355,6 +355,25 @@ def conv3d_train(torch):
     def step():
         torch.nn.functional.conv3d(x, w, b, padding=1).sum().backward()
     return step
+# channels_last (issue 16): the same convolution at batch 8, forward + backward of input
+# and weight, with input and weight laid out contiguous or channels_last
+CONV_CL = dict(n=8, c=64, hw=56, k=3)
+CONV_CL_FLOPS = 3 * 2 * CONV_CL["n"] * CONV_CL["c"] ** 2 * CONV_CL["k"] ** 2 * CONV_CL["hw"] ** 2
+
+
+def conv2d_fwd_bwd(format_name):
+    def setup(torch):
+        fmt = getattr(torch, format_name)
+        n, c, hw, k = CONV_CL["n"], CONV_CL["c"], CONV_CL["hw"], CONV_CL["k"]
+        x = torch.full((n, c, hw, hw), 0.5).to(memory_format=fmt).requires_grad_()
+        w = torch.full((c, c, k, k), 0.01).to(memory_format=fmt).requires_grad_()
+        g = torch.full((n, c, hw, hw), 0.25).to(memory_format=fmt)
+
+        def step():
+            x.grad = w.grad = None
+            torch.nn.functional.conv2d(x, w, padding=1).backward(g)
+        return step
+    return setup
 
 
 MLP_BATCH = 64
@@ -456,6 +475,10 @@ CASES: list[Case] = [
     Case("embedding_bag mean fwd 1M x 64 float32, 4096 bags of 20", torch=embedding_bag_forward),
     Case("embedding_bag mean fwd+bwd 1M x 64 float32, 4096 bags of 20", torch=embedding_bag_fwd_bwd),
     Case("conv3d fwd+bwd 4x16x16x32² -> 32, 3x3x3 float32", torch=conv3d_train, flops=3 * CONV3D_FLOPS),
+    Case("conv2d fwd+bwd 8x64x56² 3x3 float32 contiguous", torch=conv2d_fwd_bwd("contiguous_format"),
+         flops=CONV_CL_FLOPS),
+    Case("conv2d fwd+bwd 8x64x56² 3x3 float32 channels_last", torch=conv2d_fwd_bwd("channels_last"),
+         flops=CONV_CL_FLOPS),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
          torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),
     Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=mlp_train_step((16, 32, 1), 8, "mse_loss")),

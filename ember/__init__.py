@@ -31,7 +31,7 @@ except ImportError as _error:
     raise
 from ._C import Generator, Size, default_generator, dtype, get_default_dtype, get_num_threads
 from ._C import set_default_dtype, set_flush_denormal, set_num_threads, tensor
-from ._constants import channels_last, contiguous_format, device, layout, memory_format
+from ._constants import channels_last, channels_last_3d, contiguous_format, device, layout, memory_format
 from ._constants import preserve_format, sparse_coo, strided
 from ._finfo import finfo, iinfo
 from ._tensor import Tensor
@@ -45,7 +45,7 @@ from .linalg import einsum, tensordot
 
 _C._set_tensor_class(Tensor)
 _C._set_constants(_constants_cpu := device("cpu"), device, strided, contiguous_format, preserve_format,
-                  channels_last)
+                  channels_last, channels_last_3d)
 
 # dtypes (float32, float, ...), the generated functions, legacy classes: each listed once,
 # in the table it comes from.

@@ -251,7 +251,7 @@ class Tensor(_C.TensorBase):
         return self.to(other.dtype)
 
     def cpu(self, memory_format=preserve_format):
-        return self
+        return self if memory_format is preserve_format else self.to(memory_format=memory_format)
 
     def cuda(self, *args, **kwargs):
         raise RuntimeError("ember runs on the CPU only: there is no CUDA device")

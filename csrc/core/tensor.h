@@ -13,9 +13,10 @@ namespace autograd {
 struct AutogradMeta;
 }
 
-// How a fresh tensor is laid out: like its source when that is dense (Preserve), or
-// row-major (Contiguous).
-enum class MemoryFormat : uint8_t { Preserve, Contiguous };
+// How a fresh tensor is laid out: like its source when that is dense (Preserve),
+// row-major (Contiguous), or with the channels innermost (ChannelsLast: NHWC order of a
+// 4-d NCHW tensor; ChannelsLast3d: NDHWC of a 5-d one). See ops/geometry.h.
+enum class MemoryFormat : uint8_t { Preserve, Contiguous, ChannelsLast, ChannelsLast3d };
 
 class TensorImpl : public RefCounted {
  public:

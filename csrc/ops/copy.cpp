@@ -57,6 +57,7 @@ void set_default_dtype(ScalarType dtype) {
 }
 
 void check_no_internal_overlap(const Tensor& self, const char* op) {
+  if (self.numel() == 0) return;  // nothing is written (an empty channels_last tensor has zero strides)
   for (int64_t d = 0; d < self.dim(); ++d)
     EMBER_CHECK(self.strides()[d] != 0 || self.sizes()[d] <= 1, Runtime, op,
                 "(): unsupported operation: more than one element of the written-to tensor refers to a "
@@ -86,10 +87,18 @@ Tensor as_dtype(const Tensor& t, ScalarType dt) {
 
 Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format) {
   if (format == MemoryFormat::Contiguous) return empty_tensor(self.sizes(), dtype);
-  Dims strides = preserved_strides(self);
+  Dims strides = format == MemoryFormat::Preserve ? preserved_strides(self) : format_strides(self.sizes(), format);
   Tensor out = empty_tensor(self.sizes(), dtype);
   out.impl()->set_sizes_strides(Dims(self.sizes()), std::move(strides));
   return out;
+}
+
+Tensor restrided_as(const Tensor& t, MemoryFormat format) {
+  Dims strides = format_strides(t.sizes(), format);
+  if (t.strides() == IntList(strides)) return t;
+  Tensor out = empty_tensor(t.sizes(), t.dtype());
+  out.impl()->set_sizes_strides(Dims(t.sizes()), std::move(strides));
+  return copy_(out, t, false);
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
@@ -98,15 +107,18 @@ Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
 }
 
 Tensor contiguous(const Tensor& self, MemoryFormat memory_format) {
-  (void)memory_format;  // only row-major exists here: contiguous_format (or preserve)
-  if (self.is_contiguous()) return self;
-  return clone(self, MemoryFormat::Contiguous);
+  if (is_contiguous_as(self, memory_format)) return self;
+  EMBER_CHECK(memory_format != MemoryFormat::Preserve, Runtime,
+              "preserve memory format is unsupported by the contiguous operator");
+  return clone(self, memory_format);
 }
 
+// Like torch, `to` returns self when nothing changes, and for an explicit format "nothing"
+// means the format self's strides suggest: t().to(memory_format=contiguous_format) is t().
 Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy,
                 std::optional<MemoryFormat> memory_format) {
   MemoryFormat format = memory_format.value_or(MemoryFormat::Preserve);
-  bool layout_ok = format == MemoryFormat::Preserve || self.is_contiguous();
+  bool layout_ok = format == MemoryFormat::Preserve || suggest_memory_format(self) == format;
   if (dtype == self.dtype() && !copy && layout_ok) return self;
   Tensor out = empty_like_format(self, dtype, format);
   return copy_(out, self, non_blocking);

@@ -46,33 +46,44 @@ bool same_layout(const Tensor& a, const Tensor& b) {
          a.strides() == b.strides() && a.dtype() == b.dtype();
 }
 
-// Strides for a fresh result: dense, in the order the inputs' strides suggest (the first
-// input decides, later ones break ties; broadcast dims say nothing), so t() + t() stays
-// transposed and contiguous inputs give a contiguous result.
+// Note [The layout of an elementwise result]
+// As torch's TensorIterator: inputs of the result's shape that are all contiguous, all
+// channels_last contiguous, or all dense with the same strides give those strides.
+// Otherwise the dims are sorted innermost first by the inputs' strides (an insertion sort
+// from the row-major order; the first input whose strides differ decides, broadcast dims
+// say nothing, equal strides put the smaller size inside), so t() + t() stays transposed,
+// channels_last + contiguous is channels_last and contiguous + channels_last contiguous.
 Dims layout_strides(IntList shape, const Tensor* ins, int n) {
   const int64_t nd = static_cast<int64_t>(shape.size());
   if (nd < 2) return contiguous_strides(shape);
-  bool all_contiguous = true;
-  for (int k = 0; k < n; ++k) all_contiguous &= ins[k].is_contiguous() || ins[k].dim() < nd;
-  if (all_contiguous) return contiguous_strides(shape);
-  Dims order(nd);  // innermost first
-  for (int64_t i = 0; i < nd; ++i) order[i] = nd - 1 - i;
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    for (int k = 0; k < n; ++k) {
-      if (ins[k].dim() != nd) continue;
-      int64_t sa = ins[k].strides()[a], sb = ins[k].strides()[b];
-      if (sa == 0 || sb == 0 || shape[a] == 1 || shape[b] == 1) continue;
-      if (sa != sb) return sa < sb;
+  // Row-major inputs give a row-major result, broadcast or not, when their size-1 dims
+  // have row-major strides too (else those strides count, as in torch).
+  auto row_major = [](const Tensor& t) {
+    if (!t.is_contiguous()) return false;
+    int64_t step = 1;
+    for (int64_t d = t.dim() - 1; d >= 0; --d) {
+      if (t.strides()[d] != step) return false;
+      step *= std::max<int64_t>(t.sizes()[d], 1);
     }
-    return false;
-  });
-  Dims strides(nd);
-  int64_t step = 1;
-  for (int64_t i = 0; i < nd; ++i) {
-    strides[order[i]] = step;
-    step *= std::max<int64_t>(shape[order[i]], 1);
+    return true;
+  };
+  bool all_contiguous = true, all_row_major = true, same_shape = true;
+  for (int k = 0; k < n; ++k) {
+    all_contiguous &= ins[k].is_contiguous();
+    all_row_major &= all_contiguous && row_major(ins[k]);
+    same_shape &= ins[k].sizes() == shape;
   }
-  return strides;
+  if (all_row_major || (all_contiguous && same_shape)) return contiguous_strides(shape);
+  if (same_shape) {
+    bool channels_last = nd == 4, same_dense = true;
+    for (int k = 0; k < n; ++k) {
+      channels_last &= is_contiguous_as(ins[k], MemoryFormat::ChannelsLast);
+      same_dense &= non_overlapping_and_dense(ins[k]) && ins[k].strides() == ins[0].strides();
+    }
+    if (channels_last) return format_strides(shape, MemoryFormat::ChannelsLast);
+    if (same_dense) return Dims(ins[0].strides());
+  }
+  return ordered_strides(shape, ins, n, false);
 }
 
 // The shared body of every family: kernel(T tag, loop) runs the family's entry.
@@ -122,7 +133,9 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
       if (!same_layout(dst, in[k])) in[k] = unaliased_source(dst, in[k], spec.name);
   } else {
     dst = empty_tensor(shape, result);
-    Dims strides = layout_strides(shape, in, n);
+    Tensor given[3];  // the inputs as passed: their strides, not their converted copies', decide
+    for (int k = 0; k < n; ++k) given[k] = *ins[k];
+    Dims strides = layout_strides(shape, given, n);
     if (IntList(strides) != dst.strides()) dst.impl()->set_sizes_strides(Dims(shape), std::move(strides));
   }
   if (dst.numel() == 0) return dst;

@@ -1,6 +1,7 @@
 // Tensor factories. See declarations/ops/factories.yaml.
 #include <cmath>
 #include "kernels/range.h"
+#include "ops/geometry.h"
 #include "ops/internal.h"
 #include "ops_decl.h"
 
@@ -20,8 +21,11 @@ Tensor filled_like(const Tensor& self, std::optional<ScalarType> dtype, std::opt
 }  // namespace
 
 Tensor empty(IntList size, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
-  (void)memory_format;  // every fresh tensor is row-major
-  return empty_tensor(size, dtype.value_or(default_dtype()));
+  MemoryFormat format = memory_format.value_or(MemoryFormat::Contiguous);
+  EMBER_CHECK(format != MemoryFormat::Preserve, Runtime, "unsupported memory format Preserve");
+  Tensor out = empty_tensor(size, dtype.value_or(default_dtype()));
+  if (format != MemoryFormat::Contiguous) out.impl()->set_sizes_strides(Dims(size), format_strides(size, format));
+  return out;
 }
 
 Tensor zeros(IntList size, std::optional<ScalarType> dtype) {

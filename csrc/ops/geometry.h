@@ -17,4 +17,20 @@ bool non_overlapping_and_dense(const Tensor& t);
 // when self is dense, else dense strides in the order of self's strides.
 Dims preserved_strides(const Tensor& self);
 
+// Dense strides for a fresh tensor of `shape` whose dims are ordered by the strides of the
+// inputs (broadcast to shape); see Note [The layout of an elementwise result] in
+// ops/elementwise.cpp. A size-0 dim zeroes the strides outside it unless skip_empty.
+Dims ordered_strides(IntList shape, const Tensor* ins, int n, bool skip_empty);
+
+// Note [Memory formats] (geometry.cpp).
+// The strides of a fresh tensor of these sizes in `format` (Contiguous or a channels-last
+// one; RuntimeError when the rank does not fit it, as torch says).
+Dims format_strides(IntList sizes, MemoryFormat format);
+// Whether t is laid out densely in `format` (size-1 dims are ignored, so a tensor can be
+// both contiguous and channels_last contiguous); Preserve asks nothing.
+bool is_contiguous_as(const Tensor& t, MemoryFormat format);
+// The format t's strides look like: ChannelsLast(3d) when its channel dim is innermost,
+// else Contiguous (torch's suggest_memory_format).
+MemoryFormat suggest_memory_format(const Tensor& t);
+
 }  // namespace ember::ops

@@ -34,6 +34,10 @@ Tensor unaliased_source(const Tensor& dst, const Tensor& src, const char* op);
 std::tuple<Tensor, Tensor> write_outs(std::tuple<Tensor, Tensor> results, const std::vector<Tensor>& outs);
 // A fresh tensor shaped like self, laid out per format.
 Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format);
+// t itself when it has the strides of a fresh tensor in `format`, else a copy that has
+// them: how an nn op that computes row-major returns torch's layout (channels_last in,
+// channels_last out).
+Tensor restrided_as(const Tensor& t, MemoryFormat format);
 
 // t converted to dt (t itself when it has dt already).
 Tensor as_dtype(const Tensor& t, ScalarType dt);

@@ -3,6 +3,7 @@
 // compute float16/bfloat16 in float32, rounding the result back.
 #pragma once
 #include <algorithm>
+#include "ops/geometry.h"
 #include "ops/internal.h"
 #include "ops_decl.h"
 
@@ -34,6 +35,16 @@ inline int64_t product(IntList sizes, size_t from = 0, size_t to = size_t(-1)) {
   int64_t n = 1;
   for (size_t i = from; i < std::min(to, sizes.size()); ++i) n *= sizes[i];
   return n;
+}
+
+// result laid out as torch lays out an nn op's result: channels_last (3d) when the
+// strides of a (or, failing that, of b: a convolution's weight) suggest it, else as it is.
+// The kernels compute row-major, so a channels_last result costs one copy here.
+inline Tensor in_layout_of(const Tensor& result, const Tensor& a, const Tensor& b = Tensor()) {
+  if (result.dim() != a.dim() || result.dim() < 4) return result;
+  MemoryFormat f = suggest_memory_format(a);
+  if (f == MemoryFormat::Contiguous && b.defined() && b.dim() == a.dim()) f = suggest_memory_format(b);
+  return f == MemoryFormat::Contiguous ? result : restrided_as(result, f);
 }
 
 // A Python number as a 0-dim operand of the formulas' arithmetic.

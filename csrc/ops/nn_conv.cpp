@@ -206,7 +206,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias
     nk::Conv call = conv_call(input.sizes(), weight.sizes(), out_sizes, stride, padding, dilation, groups);
     run_conv(ConvPass::Forward, call, ct, x, w, out, b);
   }
-  return as_dtype(out, input.dtype());
+  return in_layout_of(as_dtype(out, input.dtype()), input, weight);
 }
 
 Tensor _convolution_backward_input(const Tensor& grad_output, const Tensor& weight, IntList input_size,
@@ -225,7 +225,7 @@ Tensor _convolution_backward_input(const Tensor& grad_output, const Tensor& weig
     nk::Conv call = conv_call(input_size, weight.sizes(), grad_output.sizes(), stride, padding, dilation, groups);
     run_conv(ConvPass::Input, call, ct, g, w, out, Tensor());
   }
-  return as_dtype(out, weight.dtype());
+  return in_layout_of(as_dtype(out, weight.dtype()), grad_output, weight);
 }
 
 Tensor _convolution_backward_weight(const Tensor& grad_output, const Tensor& input, IntList weight_size,
@@ -244,7 +244,7 @@ Tensor _convolution_backward_weight(const Tensor& grad_output, const Tensor& inp
     nk::Conv call = conv_call(input.sizes(), weight_size, grad_output.sizes(), stride, padding, dilation, groups);
     run_conv(ConvPass::Weight, call, ct, x, g, out, Tensor());
   }
-  return as_dtype(out, input.dtype());
+  return in_layout_of(as_dtype(out, input.dtype()), input, grad_output);
 }
 
 }  // namespace ember::ops

@@ -123,7 +123,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
             false);
     }
   }
-  return {as_dtype(out, input.dtype()), as_dtype(save_mean, ct), as_dtype(save_invstd, ct)};
+  return {in_layout_of(as_dtype(out, input.dtype()), input), as_dtype(save_mean, ct), as_dtype(save_invstd, ct)};
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
@@ -161,7 +161,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
     });
   }
   const ScalarType wt = weight.defined() ? weight.dtype() : input.dtype();
-  return {as_dtype(gx, input.dtype()), as_dtype(gw, wt), as_dtype(gb, wt)};
+  return {in_layout_of(as_dtype(gx, input.dtype()), input), as_dtype(gw, wt), as_dtype(gb, wt)};
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntList normalized_shape,

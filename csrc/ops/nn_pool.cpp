@@ -152,7 +152,8 @@ Tensor pooled(const Tensor& self, int64_t n, const nk::PoolGeometry& g, Tensor* 
       run(ptr<T>(x), ptr<T>(out), indices ? ptr<int64_t>(*indices) : nullptr, nk::Kernels<T>());
     });
   }
-  return as_dtype(out, self.dtype());
+  if (indices) *indices = in_layout_of(*indices, self);
+  return in_layout_of(as_dtype(out, self.dtype()), self);
 }
 
 std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, int64_t n, IntList kernel_size,
@@ -240,6 +241,7 @@ Tensor avg_pool_backward(const Tensor& grad_output, const Tensor& self, int64_t 
   EMBER_CHECK(grad_output.sizes() == IntList(pooled_sizes(self, n, a.g)), Runtime, op, ": grad_output of size ",
               sizes_str(grad_output.sizes()), " does not match the pooled size");
   const ScalarType ct = compute_dtype(self.dtype());
+
   Tensor g = dense(grad_output, ct);
   Tensor gin = empty_tensor(self.sizes(), ct);
   if (gin.numel() > 0) {
@@ -249,7 +251,7 @@ Tensor avg_pool_backward(const Tensor& grad_output, const Tensor& self, int64_t 
       nk::Kernels<T>::avg_pool_backward(ptr<T>(g), ptr<T>(gin), a.g, a.count_include_pad, a.divisor);
     });
   }
-  return as_dtype(gin, self.dtype());
+  return in_layout_of(as_dtype(gin, self.dtype()), self);
 }
 
 nk::PoolGeometry adaptive_geometry(const Tensor& self, int64_t n, IntList output_size, const char* op) {
@@ -301,7 +303,7 @@ Tensor adaptive_avg_pool_backward(const Tensor& grad_output, const Tensor& self,
       nk::Kernels<T>::adaptive_avg_pool_backward(ptr<T>(go), ptr<T>(gin), g);
     });
   }
-  return as_dtype(gin, self.dtype());
+  return in_layout_of(as_dtype(gin, self.dtype()), self);
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool(const Tensor& self, int64_t n, IntList output_size) {

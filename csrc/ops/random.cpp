@@ -132,8 +132,8 @@ Tensor normal_Tensor_Tensor(const Tensor& mean, const Tensor& std, GeneratorImpl
   check_floating(dt, "normal");
   Dims shape = broadcast_shapes(mean.sizes(), std.sizes());
   Tensor out = normal_(empty_tensor(shape, dt, "normal"), 0.0, 1.0, generator);
-  Tensor m = to_dtype(expand(mean, shape, false), dt, false, false, MemoryFormat::Contiguous);
-  Tensor s = to_dtype(expand(std, shape, false), dt, false, false, MemoryFormat::Contiguous);
+  Tensor m = contiguous(as_dtype(expand(mean, shape, false), dt), MemoryFormat::Contiguous);
+  Tensor s = contiguous(as_dtype(expand(std, shape, false), dt), MemoryFormat::Contiguous);
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::random::Kernels<T>::scale_shift(out, m, s);

@@ -59,7 +59,8 @@ bool accepts(const Param& p, PyObject* o, bool first) {
     case PType::Generator: return is_generator(o);
     case PType::Layout: return o == g_constants.strided;
     case PType::MemoryFormat:
-      return o == g_constants.contiguous_format || o == g_constants.preserve_format || o == g_constants.channels_last;
+      return o == g_constants.contiguous_format || o == g_constants.preserve_format || o == g_constants.channels_last ||
+             o == g_constants.channels_last_3d;
     case PType::String: return PyUnicode_Check(o);
   }
   return false;
@@ -500,8 +501,8 @@ GeneratorImpl* Args::generator(int i) const {
 
 MemoryFormat Args::memory_format(int i) const {
   PyObject* o = obj[i];
-  if (o == g_constants.channels_last)
-    fail(ErrorKind::NotImplemented, "ember has no channels_last memory format: tensors are row-major (contiguous_format)");
+  if (o == g_constants.channels_last) return MemoryFormat::ChannelsLast;
+  if (o == g_constants.channels_last_3d) return MemoryFormat::ChannelsLast3d;
   return o == g_constants.contiguous_format ? MemoryFormat::Contiguous : MemoryFormat::Preserve;
 }
 

@@ -120,6 +120,7 @@ struct PythonConstants {
   PyObject* contiguous_format = nullptr;
   PyObject* preserve_format = nullptr;
   PyObject* channels_last = nullptr;
+  PyObject* channels_last_3d = nullptr;
 };
 extern PythonConstants g_constants;
 

@@ -28,14 +28,16 @@ PyObject* f_set_tensor_class(PyObject*, PyObject* cls) {
   Py_RETURN_NONE;
 }
 
-// _set_constants(cpu_device, device_type, strided, contiguous_format, preserve_format, channels_last)
+// _set_constants(cpu_device, device_type, strided, contiguous_format, preserve_format, channels_last,
+//                channels_last_3d)
 PyObject* f_set_constants(PyObject*, PyObject* args) {
   PythonConstants c;
   PyObject* cpu;
-  if (!PyArg_ParseTuple(args, "OOOOOO", &cpu, &c.device_type, &c.strided, &c.contiguous_format,
-                        &c.preserve_format, &c.channels_last))
+  if (!PyArg_ParseTuple(args, "OOOOOOO", &cpu, &c.device_type, &c.strided, &c.contiguous_format,
+                        &c.preserve_format, &c.channels_last, &c.channels_last_3d))
     return nullptr;
-  for (PyObject* o : {cpu, c.device_type, c.strided, c.contiguous_format, c.preserve_format, c.channels_last})
+  for (PyObject* o : {cpu, c.device_type, c.strided, c.contiguous_format, c.preserve_format, c.channels_last,
+                      c.channels_last_3d})
     Py_INCREF(o);  // kept for the life of the process
   g_cpu_device = cpu;
   g_constants = c;

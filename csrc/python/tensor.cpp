@@ -2,6 +2,7 @@
 // answer questions about a tensor are here; ops come from the generated tables.
 #include <cstring>
 #include <vector>
+#include "ops/geometry.h"
 #include "ops/internal.h"
 #include "api_decl.h"
 #include "autograd/meta.h"
@@ -306,8 +307,8 @@ PyObject* m_is_contiguous(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return guarded([&]() -> PyObject* {
     Args a;
     if (parse_args(&sig, 1, args, nargs, kwnames, a) < 0) return nullptr;
-    if (a.given(0) && a.obj[0] == g_constants.channels_last) Py_RETURN_FALSE;
-    return PyBool_FromLong(self_of(self).is_contiguous());
+    const Tensor& t = self_of(self);
+    return PyBool_FromLong(a.given(0) ? ops::is_contiguous_as(t, a.memory_format(0)) : t.is_contiguous());
   });
 }
 

@@ -29,7 +29,9 @@ PyObject* to_python(const trace::Arg& a) {
         } else if constexpr (std::is_same_v<T, std::string>) {
           return PyUnicode_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size()));
         } else if constexpr (std::is_same_v<T, MemoryFormat>) {
-          return PyUnicode_FromString(v == MemoryFormat::Contiguous ? "contiguous_format" : "preserve_format");
+          static const char* const names[] = {"preserve_format", "contiguous_format", "channels_last",
+                                              "channels_last_3d"};
+          return PyUnicode_FromString(names[static_cast<int>(v)]);
         } else {
           return wrap(v);
         }

@@ -130,7 +130,8 @@ def getter(a: Argument, index: int, op: Op, dtypes) -> str:
         lit = _dtype_enum(d, dtypes)
     elif t.base == "MemoryFormat":
         lit = {"contiguous_format": "MemoryFormat::Contiguous",
-               "preserve_format": "MemoryFormat::Preserve"}.get(d) or bad()
+               "preserve_format": "MemoryFormat::Preserve", "channels_last": "MemoryFormat::ChannelsLast",
+               "channels_last_3d": "MemoryFormat::ChannelsLast3d"}.get(d) or bad()
     elif t.base == "str":
         lit = '"' + d.strip("'\"") + '"'
     else:

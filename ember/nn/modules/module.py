@@ -910,9 +910,10 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> "Module":
-        """to(dtype), to(device), to(device, dtype), to(tensor): converts the floating point
-        parameters and buffers; returns self."""
-        device, dtype, non_blocking = _parse_to(args, kwargs)
+        """to(dtype), to(device), to(device, dtype), to(tensor), to(memory_format=...): converts
+        the floating point parameters and buffers (and lays out the 4-d and 5-d ones in the
+        memory format); returns self."""
+        device, dtype, non_blocking, memory_format = _parse_to(args, kwargs)
         if dtype is not None and not dtype.is_floating_point and not getattr(dtype, "is_complex", False):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
@@ -920,7 +921,10 @@ class Module:
             raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
 
         def convert(t):
-            return t.to(dtype) if dtype is not None and t.is_floating_point() else t
+            to_dtype = dtype if dtype is not None and t.is_floating_point() else None
+            if memory_format is not None and t.dim() in (4, 5):  # as torch: channels_last on a 5-d one raises
+                return t.to(memory_format=memory_format) if to_dtype is None else t.to(to_dtype, memory_format=memory_format)
+            return t.to(to_dtype) if to_dtype is not None else t
 
         return self._apply(convert)
 
@@ -995,12 +999,12 @@ def _no_grad():
 
 
 def _parse_to(args, kwargs):
-    """(device, dtype, non_blocking) from Module.to's overloads."""
+    """(device, dtype, non_blocking, memory_format) from Module.to's overloads."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
     kwargs.pop("copy", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
                         f"'{next(iter(kwargs))}'")
@@ -1018,4 +1022,4 @@ def _parse_to(args, kwargs):
         non_blocking = rest.pop(0)
     if rest:
         raise TypeError(f"to() received an invalid combination of arguments - got {tuple(args)}")
-    return device, dtype, non_blocking
+    return device, dtype, non_blocking, memory_format
