@@ -890,7 +890,7 @@ PyTypeObject* node_type(const std::string& name) {
   static std::unordered_map<std::string, std::string> spec_names;  // tp_name points into these
   const std::string& spec_name = spec_names.emplace(name, "builtins." + name).first->second;
   PyType_Slot slots[] = {{0, nullptr}};
-  // "builtins." as torch's node classes: repr <class 'MulBackward0'>, __module__ 'builtins'
+  // __module__ 'builtins', as torch's node classes (whose repr omits it; this one's shows it)
   PyType_Spec spec = {spec_name.c_str(), 0, 0, Py_TPFLAGS_DEFAULT, slots};
   Owned bases(PyTuple_Pack(1, reinterpret_cast<PyObject*>(&NodeType)));
   PyObject* type = bases ? PyType_FromSpecWithBases(&spec, bases.get()) : nullptr;
