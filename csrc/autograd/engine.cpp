@@ -41,7 +41,40 @@ void add_into(Tensor& slot, Tensor g) {
   }
 }
 
+// What hooks may ask about the backward that runs them.
+struct Task {
+  uint64_t id;
+  const std::vector<Edge>* roots;
+  const std::unordered_map<Node*, int>* deps;
+  const std::unordered_set<Node*>* needed;
+  const std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>>* captures;
+  bool all_needed;
+};
+thread_local Task* t_task = nullptr;
+thread_local uint64_t t_task_count = 0;
+
+struct TaskScope {
+  explicit TaskScope(Task* t) : prev(t_task) { t_task = t; }
+  ~TaskScope() { t_task = prev; }
+  Task* prev;
+};
+
 }  // namespace
+
+uint64_t current_task_id() { return t_task ? t_task->id : 0; }
+
+bool will_execute(const Tensor& t) {
+  if (!t_task) return false;
+  const AutogradMeta* m = meta(t);
+  if (!m) return false;
+  Node* node = m->grad_fn ? m->grad_fn.get() : m->grad_accumulator;
+  if (!node) return false;
+  bool reached = t_task->deps->count(node) > 0;
+  for (const Edge& e : *t_task->roots) reached = reached || e.node.get() == node;
+  if (!reached) return false;
+  if (m->grad_fn) return true;  // a non-leaf's hooks run when its node is reached
+  return t_task->all_needed || t_task->captures->count(node) > 0;
+}
 
 std::vector<Tensor> run_backward(const BackwardArgs& args) {
   const size_t n = args.outputs.size();
@@ -112,6 +145,8 @@ std::vector<Tensor> run_backward(const BackwardArgs& args) {
     }
   }
 
+  Task task{++t_task_count, &roots, &deps, &needed, &captures, all_needed};
+  TaskScope scope(&task);
   std::vector<Tensor> captured(targets.size());
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   std::priority_queue<Node*, std::vector<Node*>, Later> ready;

@@ -19,4 +19,9 @@ struct BackwardArgs {
 // gradient of each input (undefined where unused and allow_unused).
 std::vector<Tensor> run_backward(const BackwardArgs& args);
 
+// The backward running on this thread (register_multi_grad_hook asks from its hooks):
+// its id, 0 when none; and whether it will hand `t` a gradient (run t's hooks).
+uint64_t current_task_id();
+bool will_execute(const Tensor& t);
+
 }  // namespace ember::autograd

@@ -52,6 +52,8 @@ void set_requires_grad(const Tensor& t, bool flag) {
   }
   EMBER_CHECK(!flag || differentiable_dtype(t.dtype()), Runtime,
               "only Tensors of floating point dtype can require gradients");
+  EMBER_CHECK(!flag || t_inference_mode || !(t.storage() && t.storage()->inference), Runtime,
+              "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
   if (!flag && !m) return;
   ensure_meta(t).requires_grad = flag;
 }
@@ -68,6 +70,11 @@ Edge gradient_edge(const Tensor& t) {
 
 // ---- SavedVariable ----
 
+std::vector<Ref<SavedHooks>>& saved_hooks_stack() {
+  thread_local std::vector<Ref<SavedHooks>> stack;
+  return stack;
+}
+
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) : defined_(t.defined()), is_output_(is_output) {
   if (!t.defined()) return;
   version_ = t.storage()->version();
@@ -79,7 +86,17 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) : defined_(t.defin
       output_nr_ = m->output_nr;
     }
   } else {
+    EMBER_CHECK(!(t.storage() && t.storage()->inference), Runtime,
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
+                "in computation tracked by autograd. To work around this, you can make a clone to get a normal tensor "
+                "and use it in autograd, or use `ember.no_grad()` instead of `ember.inference_mode()`.");
     data_ = t;
+  }
+  if (auto& hooks = saved_hooks_stack(); !hooks.empty()) [[unlikely]] {
+    // The hooks decide where the value lives; the version can no longer be checked.
+    Ref<SavedHooks> h = hooks.back();
+    packed_ = h->pack(is_output ? data_ : t);
+    data_ = Tensor();
   }
 }
 
@@ -90,6 +107,17 @@ Tensor SavedVariable::unpack(Node* owner) const {
               "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
               "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
               "if you need to access saved tensors after calling backward.");
+  if (packed_) {
+    Tensor t = packed_->unpack();
+    if (!is_output_) return t;
+    Tensor v = make_view(t, Dims(t.sizes()), Dims(t.strides()), t.offset());
+    if (requires_grad_ && owner) {
+      AutogradMeta& m = ensure_meta(v);
+      m.grad_fn = Ref<Node>(owner);
+      m.output_nr = output_nr_;
+    }
+    return v;
+  }
   const uint32_t now = data_.storage()->version();
   if (now != version_) {
     std::string what;

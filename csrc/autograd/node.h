@@ -11,6 +11,7 @@
 namespace ember::autograd {
 
 class Node;
+struct SavedVisitor;
 
 // Where a gradient goes: input `input_nr` of `node`. A null node means the forward
 // input needed no gradient.
@@ -58,6 +59,13 @@ class Node : public RefCounted {
   // Drops what the node saved, after a backward that does not retain the graph.
   virtual void release_variables() {}
   virtual bool materialize_grads() const { return true; }
+  // Hands the value saved under `key` (torch's name, without "_saved_") to v; false
+  // when the node saves nothing of that name. Throws once the graph was freed.
+  virtual bool saved_value(const std::string& key, SavedVisitor& v) {
+    (void)key;
+    (void)v;
+    return false;
+  }
 
   // Whether the gradient of forward input i is wanted (its edge leads somewhere).
   bool should_compute(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
@@ -72,6 +80,8 @@ class Node : public RefCounted {
   std::vector<Ref<PreHook>> pre_hooks;
   std::vector<Ref<PostHook>> post_hooks;
 
+  // grad_fn.metadata: a Python dict kept with the node, made on first use.
+  Ref<RefCounted> metadata;
   // The Python object for this node (see Note [One Python object per native object]).
   void* pyobj = nullptr;
 };

@@ -58,6 +58,12 @@ void fail_out_requires_grad(const char* op) {
        "requires grad.");
 }
 
+void fail_inference_write() {
+  fail(ErrorKind::Runtime,
+       "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+       "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
+}
+
 void fail_not_implemented(const char* op) {
   fail(ErrorKind::NotImplemented, "the derivative for '", op, "' is not implemented.");
 }

@@ -33,6 +33,13 @@ void rebase_history(const Tensor& self, const Ref<Node>& node);
 // Before an in-place op: torch's errors for leaves that require grad and their views.
 void check_inplace(const Tensor& self);
 [[noreturn]] void fail_out_requires_grad(const char* op);
+// An in-place write to an inference tensor outside inference mode: torch's error.
+[[noreturn]] void fail_inference_write();
+inline void check_inference_write(const Tensor& t) {
+  if (t.defined() && t.storage() && t.storage()->inference && !t_inference_mode) [[unlikely]]
+    fail_inference_write();
+}
+inline void check_inference_write(const Out& out, const Tensor& self) { check_inference_write(out.inplace ? self : out.tensor); }
 [[noreturn]] void fail_not_implemented(const char* op);
 // A view made by a recorded view op (or by indexing) remembers its base, so that an
 // in-place op on it can rewrite the base's history.

@@ -60,6 +60,9 @@ class StorageImpl : public RefCounted {
   // The Python object wrapping this storage, if one exists (not owned): see
   // Note [One Python object per native object] in csrc/python/objects.h.
   void* pyobj = nullptr;
+  // Made in inference mode: its tensors are inference tensors (is_inference()), which
+  // autograd refuses outside that mode. Set by the Python face on fresh results.
+  bool inference = false;
 
  private:
   friend Ref<StorageImpl> map_shared_fd(int fd, size_t nbytes);

@@ -2,12 +2,15 @@
 // objects (ember._C._Node), hooks written in Python, custom Functions
 // (ember._C._FunctionBase, the base of every FBackward class), grad mode and the
 // entry to the engine. The graph and the engine are in csrc/autograd/.
+#include <cstring>
 #include <string>
+#include <unordered_map>
 #include <vector>
 #include "api_decl.h"
 #include "autograd/engine.h"
 #include "autograd/functions.h"
 #include "autograd/record.h"
+#include "autograd/saved.h"
 #include "autograd/trace.h"
 #include "python/arg_parser.h"
 #include "python/errors.h"
@@ -274,7 +277,7 @@ void node_dealloc(PyObject* self) {
   auto* p = reinterpret_cast<PyNode*>(self);
   if (p->node && p->node->pyobj == self) p->node->pyobj = nullptr;
   p->node.~Ref<Node>();
-  Py_TYPE(self)->tp_free(self);
+  Py_TYPE(self)->tp_free(self);  // a node class's subtype_dealloc then releases the class
 }
 
 PyObject* node_repr(PyObject* self) {
@@ -285,6 +288,71 @@ PyObject* node_repr(PyObject* self) {
     name = reinterpret_cast<PyNode*>(self)->node->name();
   }
   return PyUnicode_FromFormat("<%s object at %p>", name.c_str(), self);
+}
+
+// Builds the Python value of what a node saved (grad_fn._saved_<name>).
+struct PySavedVisitor final : autograd::SavedVisitor {
+  Owned value;
+  void tensor(const Tensor& t) override { value = Owned(t.defined() ? check(wrap(t)) : Py_NewRef(Py_None)); }
+  void tensors(const std::vector<Tensor>& ts) override {
+    Owned l(check(PyTuple_New(static_cast<Py_ssize_t>(ts.size()))));
+    for (size_t i = 0; i < ts.size(); ++i)
+      PyTuple_SET_ITEM(l.get(), i, ts[i].defined() ? check(wrap(ts[i])) : Py_NewRef(Py_None));
+    value = std::move(l);
+  }
+  void scalar(const Scalar& s) override { value = Owned(check(wrap(s))); }
+  void ints(IntList v) override {
+    Owned t(check(PyTuple_New(static_cast<Py_ssize_t>(v.size()))));
+    for (size_t i = 0; i < v.size(); ++i) PyTuple_SET_ITEM(t.get(), i, check(PyLong_FromLongLong(v[i])));
+    value = std::move(t);
+  }
+  void integer(int64_t v) override { value = Owned(check(PyLong_FromLongLong(v))); }
+  void real(double v) override { value = Owned(check(PyFloat_FromDouble(v))); }
+  void boolean(bool v) override { value = Owned(Py_NewRef(v ? Py_True : Py_False)); }
+  void string(const std::string& v) override { value = Owned(check(PyUnicode_FromString(v.c_str()))); }
+  void none() override { value = Owned(Py_NewRef(Py_None)); }
+};
+
+// grad_fn._saved_<name>: the attributes the generated node exposes; others as usual.
+PyObject* node_getattro(PyObject* self, PyObject* attr) {
+  PyObject* r = PyObject_GenericGetAttr(self, attr);
+  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  const char* a = PyUnicode_AsUTF8(attr);
+  if (!a || std::strncmp(a, "_saved_", 7) != 0) return nullptr;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* out = guarded([&]() -> PyObject* {
+    PySavedVisitor v;
+    if (!reinterpret_cast<PyNode*>(self)->node->saved_value(std::string(a + 7), v)) return nullptr;
+    return v.value.release();
+  });
+  if (out || PyErr_Occurred()) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return out;
+  }
+  PyErr_Restore(type, value, tb);
+  return nullptr;
+}
+
+// grad_fn.metadata: a dict that lives as long as the node (the Python object may not).
+struct PyMetadata final : RefCounted {
+  explicit PyMetadata(PyObject* d) : dict(d) {}
+  ~PyMetadata() override { Py_DECREF(dict); }
+  PyObject* dict;
+};
+
+PyObject* node_metadata(PyObject* self, void*) {
+  return guarded([&]() -> PyObject* {
+    Node* n = node_of(self);
+    if (!n->metadata) n->metadata = make_ref<PyMetadata>(check(PyDict_New()));
+    return Py_NewRef(static_cast<PyMetadata*>(n->metadata.get())->dict);
+  });
+}
+
+PyObject* node_sequence_nr(PyObject* self, PyObject*) {
+  return guarded([&]() -> PyObject* { return PyLong_FromUnsignedLongLong(node_of(self)->sequence_nr); });
 }
 
 PyObject* node_name(PyObject* self, PyObject*) {
@@ -357,8 +425,10 @@ PyMethodDef node_methods[] = {
      "register_hook(fn): fn(grad_inputs, grad_outputs) runs after the node; it may return new grad_inputs."},
     {"register_prehook", node_register_prehook, METH_O,
      "register_prehook(fn): fn(grad_outputs) runs before the node; it may return new grad_outputs."},
+    {"_sequence_nr", node_sequence_nr, METH_NOARGS, "The order in which the node was recorded."},
     {nullptr, nullptr, 0, nullptr}};
 PyGetSetDef node_getset[] = {
+    {"metadata", node_metadata, nullptr, "A dict kept with the node, for the user's annotations.", nullptr},
     {"next_functions", node_next_functions, nullptr, "(node, input_nr) for each input of the recorded op.", nullptr},
     {"variable", node_variable, nullptr, "An AccumulateGrad's leaf tensor.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -520,8 +590,10 @@ PyMethodDef function_methods[] = {
     {"name", node_name, METH_NOARGS, "The backward node's name (the Function's name + 'Backward')."},
     {"register_hook", node_register_hook, METH_O, nullptr},
     {"register_prehook", node_register_prehook, METH_O, nullptr},
+    {"_sequence_nr", node_sequence_nr, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 PyGetSetDef function_getset[] = {
+    {"metadata", node_metadata, nullptr, nullptr, nullptr},
     {"saved_tensors", function_saved_tensors, nullptr, "The tensors given to save_for_backward.", nullptr},
     {"_to_save", get_tuple_field<&PyFunction::to_save>, set_tuple_field<&PyFunction::to_save>, nullptr,
      const_cast<char*>("to_save")},
@@ -718,7 +790,81 @@ PyObject* f_run_backward(PyObject*, PyObject* args) {
   });
 }
 
+// saved_tensors_hooks: the pair of Python hooks, and what pack returned.
+struct PyPacked final : autograd::PackedTensor {
+  PyPacked(PyObject* v, PyObject* u) : value(v), unpack_fn(Py_NewRef(u)) {}
+  ~PyPacked() override {
+    Py_DECREF(value);
+    Py_DECREF(unpack_fn);
+  }
+  Tensor unpack() override {
+    Owned args(check(PyTuple_Pack(1, value)));
+    Owned r(call(unpack_fn, args.get()));
+    EMBER_CHECK(is_tensor(r.get()), Type, "Output of saved tensor unpack_hook expected to be a Tensor but got result of type ",
+                Py_TYPE(r.get())->tp_name);
+    return unwrap(r.get());
+  }
+  PyObject* value;
+  PyObject* unpack_fn;
+};
+
+struct PySavedHooks final : autograd::SavedHooks {
+  PySavedHooks(PyObject* p, PyObject* u) : pack_fn(Py_NewRef(p)), unpack_fn(Py_NewRef(u)) {}
+  ~PySavedHooks() override {
+    Py_DECREF(pack_fn);
+    Py_DECREF(unpack_fn);
+  }
+  Ref<autograd::PackedTensor> pack(const Tensor& t) override {
+    Owned args(check(Py_BuildValue("(N)", check(wrap(t)))));
+    PyObject* r = call(pack_fn, args.get());
+    return make_ref<PyPacked>(r, unpack_fn);
+  }
+  PyObject* pack_fn;
+  PyObject* unpack_fn;
+};
+
+PyObject* f_push_saved_tensors_hooks(PyObject*, PyObject* args) {
+  return guarded([&]() -> PyObject* {
+    PyObject *pack, *unpack;
+    if (!PyArg_ParseTuple(args, "OO", &pack, &unpack)) return nullptr;
+    EMBER_CHECK(PyCallable_Check(pack) && PyCallable_Check(unpack), Type, "pack_hook and unpack_hook must be callable");
+    autograd::saved_hooks_stack().push_back(make_ref<PySavedHooks>(pack, unpack));
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* f_pop_saved_tensors_hooks(PyObject*, PyObject*) {
+  auto& stack = autograd::saved_hooks_stack();
+  if (!stack.empty()) stack.pop_back();
+  Py_RETURN_NONE;
+}
+
+PyObject* f_current_graph_task_id(PyObject*, PyObject*) {
+  return PyLong_FromUnsignedLongLong(autograd::current_task_id());
+}
+
+PyObject* f_will_engine_execute(PyObject*, PyObject* t) {
+  return guarded([&]() -> PyObject* {
+    EMBER_CHECK(is_tensor(t), Type, "expected a Tensor");
+    return PyBool_FromLong(autograd::will_execute(unwrap(t)));
+  });
+}
+
+PyObject* f_increment_version(PyObject*, PyObject* t) {
+  return guarded([&]() -> PyObject* {
+    EMBER_CHECK(is_tensor(t), Type, "increment_version expects a Tensor");
+    const Tensor& x = unwrap(t);
+    if (x.defined() && x.storage()) x.storage()->bump_version();
+    Py_RETURN_NONE;
+  });
+}
+
 PyMethodDef autograd_functions[] = {
+    {"_current_graph_task_id", f_current_graph_task_id, METH_NOARGS, nullptr},
+    {"_will_engine_execute", f_will_engine_execute, METH_O, nullptr},
+    {"_increment_version", f_increment_version, METH_O, nullptr},
+    {"_push_saved_tensors_hooks", f_push_saved_tensors_hooks, METH_VARARGS, nullptr},
+    {"_pop_saved_tensors_hooks", f_pop_saved_tensors_hooks, METH_NOARGS, nullptr},
     {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS, "Whether ops record autograd history (this thread)."},
     {"_set_grad_enabled", f_set_grad_enabled, METH_O, nullptr},
     {"is_inference_mode_enabled", f_is_inference_mode_enabled, METH_NOARGS, "Whether inference mode is on."},
@@ -733,15 +879,46 @@ Tensor with_requires_grad(Tensor t, bool flag) {
   return t;
 }
 
+namespace {
+// One Python class per node name (AddBackward0, AccumulateGrad, ...), a subclass of
+// _Node made the first time a node of that name reaches Python, then kept.
+PyTypeObject* node_type(const std::string& name) {
+  static std::unordered_map<std::string, PyObject*> types;
+  auto it = types.find(name);
+  if (it != types.end()) return reinterpret_cast<PyTypeObject*>(it->second);
+  it = types.emplace(name, nullptr).first;
+  static std::unordered_map<std::string, std::string> spec_names;  // tp_name points into these
+  const std::string& spec_name = spec_names.emplace(name, "builtins." + name).first->second;
+  PyType_Slot slots[] = {{0, nullptr}};
+  // __module__ 'builtins', as torch's node classes (whose repr omits it; this one's shows it)
+  PyType_Spec spec = {spec_name.c_str(), 0, 0, Py_TPFLAGS_DEFAULT, slots};
+  Owned bases(PyTuple_Pack(1, reinterpret_cast<PyObject*>(&NodeType)));
+  PyObject* type = bases ? PyType_FromSpecWithBases(&spec, bases.get()) : nullptr;
+  if (!type) {
+    types.erase(it);
+    return nullptr;
+  }
+  it->second = type;
+  return reinterpret_cast<PyTypeObject*>(type);
+}
+}  // namespace
+
 PyObject* wrap_node(Node* node) {
   if (!node) Py_RETURN_NONE;
   if (auto* existing = static_cast<PyObject*>(node->pyobj); existing && Py_REFCNT(existing) > 0)
     return Py_NewRef(existing);
-  auto* p = reinterpret_cast<PyNode*>(NodeType.tp_alloc(&NodeType, 0));
+  PyTypeObject* type = node_type(node->name());
+  if (!type) return nullptr;
+  auto* p = reinterpret_cast<PyNode*>(type->tp_alloc(type, 0));
   if (!p) return nullptr;
   new (&p->node) Ref<Node>(node);
   node->pyobj = p;
   return reinterpret_cast<PyObject*>(p);
+}
+
+PyObject* t_is_inference(PyObject* self, PyObject*) {
+  const Tensor& t = self_tensor(self);
+  return PyBool_FromLong(t.storage() && t.storage()->inference);
 }
 
 PyGetSetDef tensor_autograd_getset[] = {
@@ -762,13 +939,15 @@ PyMethodDef tensor_autograd_methods[] = {
     {"detach", t_detach, METH_NOARGS, "A tensor sharing this one's memory, without autograd history."},
     {"detach_", t_detach_, METH_NOARGS, "Detaches this tensor from its history in place."},
     {"_register_hook", t_register_hook, METH_O, nullptr},
+    {"is_inference", t_is_inference, METH_NOARGS, "Whether this is an inference tensor (made in inference mode)."},
     {nullptr, nullptr, 0, nullptr}};
 
 void init_autograd(PyObject* module) {
   NodeType.tp_name = "ember._C._Node";
   NodeType.tp_basicsize = sizeof(PyNode);
-  NodeType.tp_flags = Py_TPFLAGS_DEFAULT;
+  NodeType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
   NodeType.tp_dealloc = node_dealloc;
+  NodeType.tp_getattro = node_getattro;
   NodeType.tp_repr = node_repr;
   NodeType.tp_call = node_call;
   NodeType.tp_methods = node_methods;

@@ -43,8 +43,10 @@ PyObject* wrap(Tensor t) {
     return existing;
   }
   const Storage& storage = t.storage();
-  if (t.impl()->use_count() == 1 && storage && storage->use_count() == 1 && storage->version() != 0)
-    storage->reset_version();
+  if (t.impl()->use_count() == 1 && storage && storage->use_count() == 1) {
+    if (storage->version() != 0) storage->reset_version();
+    if (autograd::t_inference_mode) storage->inference = true;  // a fresh result of inference mode
+  }
   return wrap_as(g_tensor_class, std::move(t));
 }
 

@@ -10,7 +10,7 @@ from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, 
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad
 from .grad_mode import set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from . import forward_ad, graph  # noqa: F401
+from . import forward_ad, functional, graph  # noqa: F401
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "gradcheck",

@@ -55,7 +55,16 @@ class _DecoratorContextManager:
         return type(self)()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator (@no_grad as well as @no_grad())."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Ops inside record no autograd history (results do not require grad)."""
 
     def __init__(self) -> None:
@@ -69,7 +78,7 @@ class no_grad(_DecoratorContextManager):
         _C._set_grad_enabled(self.prev)
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Turns recording back on inside a no_grad region."""
 
     def __enter__(self) -> None:
@@ -104,8 +113,9 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad (ember has no separate inference tensors); inference_mode(False) is a
-    no-op region."""
+    """Grad mode off, and the tensors made inside are inference tensors (is_inference()),
+    which autograd refuses outside the mode. inference_mode(False) turns the mode off
+    (and grad mode on) inside an inference_mode region, as torch's."""
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
@@ -117,9 +127,8 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self) -> None:
         self.prev = (_C.is_grad_enabled(), _C.is_inference_mode_enabled())
-        if self.mode:
-            _C._set_grad_enabled(False)
-            _C._set_inference_mode(True)
+        _C._set_grad_enabled(not self.mode)
+        _C._set_inference_mode(self.mode)
 
     def __exit__(self, *exc) -> None:
         _C._set_grad_enabled(self.prev[0])

@@ -51,6 +51,11 @@ struct $cls final : Node {
   std::string name() const override { return "$name"; }
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   void release_variables() override {$releases}
+  bool saved_value(const std::string& key, SavedVisitor& v) override {
+$saved
+    (void)v;
+    return false;
+  }
 $members
 };
 
@@ -81,6 +86,7 @@ def node_class_names(model: Model) -> dict[str, str]:
             continue
         base = d.name.split(".")[0].rstrip("_")
         camel = "".join(p[:1].upper() + p[1:] for p in base.split("_") if p)
+        camel = re.sub(r"(?<=\d)[a-z]", lambda m: m.group(0).upper(), camel)  # torch's Log1PBackward0
         k = counts.get(camel, 0)
         counts[camel] = k + 1
         names[d.name] = f"{camel}Backward{k}"
@@ -139,6 +145,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
     exprs = [e for _, e in d.formulas]
     args = cpp_args(op)
     members, unpack, releases, saves = [], [], [], []
+    exposed = []  # (torch's name after "_saved_", the expression reading it back)
     inplace_self = op.schema.inplace or "inplace" in op.variants
 
     def guarded(name: str, stmt: str) -> str:
@@ -152,6 +159,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
             members.append(f"  SavedVariable {a.name}_;")
             unpack.append(f"  Tensor {a.name} = {a.name}_.unpack(this);")
             releases.append(f"{a.name}_.release();")
+            exposed.append((a.name, f"{a.name}_.unpack(this)"))
             value = a.name
             if a.name == "self" and inplace_self:
                 value = "(inplace ? ops::clone(self, std::nullopt) : self)"
@@ -159,6 +167,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
         elif _ident_used(a.name, exprs):
             mtype, back = _owned_type(a)
             members.append(f"  {mtype} {a.name}_;")
+            exposed.append((a.name, f"{a.name}_"))
             local = cpp_arg_type(a.type).replace("const ", "").replace("&", "")
             if a.type.base == "Tensor":
                 local = "std::vector<Tensor>"
@@ -176,6 +185,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
                 saves.append(f"  for (const Tensor& t : {a.name}) node->{a.name}_sizes.push_back(Dims(t.sizes()));")
             else:
                 members.append(f"  Dims {a.name}_sizes;")
+                exposed.append((f"{a.name}_sym_sizes", f"{a.name}_sizes"))
                 saves.append(f"  node->{a.name}_sizes = Dims({a.name}.sizes());")
         if is_tensor and _ident_used(f"{a.name}_dtype", exprs):
             members.append(f"  ScalarType {a.name}_dtype;")
@@ -190,6 +200,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
             members.append(f"  SavedVariable {r}_;")
             unpack.append(f"  Tensor {r} = {r}_.unpack(this);")
             releases.append(f"{r}_.release();")
+            exposed.append((r, f"{r}_.unpack(this)"))
             value = "result" if len(rnames) == 1 else f"std::get<{i}>(result)"
             out_saves.append(guarded(r, f"node->{r}_ = SavedVariable({value}, true);"))
     formulas, needs = [], []
@@ -235,7 +246,10 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
             else:
                 formulas.append(f"  if (should_compute(pos)) out[pos] = {expr};\n  pos += 1;")
             pos += 1
+    saved = "\n".join(f'    if (key == "{n}") {{\n      put_saved(v, {e});\n      return true;\n    }}'
+                      for n, e in exposed)
     text = NODE.substitute(cls=cls, name=d.node or cls, members="\n".join(members), unpack="\n".join(unpack),
+                           saved=saved,
                            releases=" ".join(releases) + (" " if releases else ""), formulas="\n".join(formulas))
     return text, {"saves": needs + saves, "out_saves": out_saves}
 
@@ -321,7 +335,14 @@ def _function(op: Op, d: Derivative | None, cls: str | None, info: dict) -> str:
     record_sig = sig.replace(f" {op.cpp_name}(", f" record_{op.cpp_name}(", 1)
     record = f"[[gnu::noinline]] static {record_sig} {{\n{_record_body(op, d, cls, info)}\n}}"
     check = ", ".join(a.name for a in tensors)
-    body = (f"{sig} {{\n  if (trace::active()) [[unlikely]] return trace_{op.cpp_name}({_call_args(op)});\n"
+    guard = ""  # torch refuses in-place writes to inference tensors outside inference mode
+    if s.inplace:
+        guard = f"  check_inference_write({tensors[0].name});\n"
+    elif op.has_out_param:
+        first = tensors[0]
+        guard = (f"  check_inference_write(out, {first.name});\n" if not first.type.is_list
+                 else "  check_inference_write(out.tensor);\n")
+    body = (f"{sig} {{\n{guard}  if (trace::active()) [[unlikely]] return trace_{op.cpp_name}({_call_args(op)});\n"
             f"  if (!needs_record({check})) return {call};\n"
             f"  return record_{op.cpp_name}({_call_args(op)});\n}}")
     return record + "\n\n" + _trace(op, sig, check, call) + "\n\n" + body
