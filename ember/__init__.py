@@ -185,9 +185,6 @@ def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
 
 
-# torch's top-level convolutions are the same functions as torch.nn.functional's
-from .nn._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: E402
-from .nn._functional.conv import conv_transpose3d  # noqa: E402
 from . import __config__  # noqa: E402
 
 
@@ -207,11 +204,13 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
                                  "sigmoid_", "rrelu", "rrelu_", "prelu", "threshold", "threshold_", "hardshrink",
                                  "bilinear", "pdist", "cdist", "cosine_similarity", "pairwise_distance",
                                  "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss",
-                                 "poisson_nll_loss", "triplet_margin_loss", "kl_div"),
+                                 "poisson_nll_loss", "triplet_margin_loss", "kl_div", "adaptive_avg_pool1d",
+                                 "adaptive_max_pool1d", "avg_pool1d", "max_pool1d", "max_pool1d_with_indices",
+                                 "max_pool2d", "max_pool3d"),
     "utils.dlpack": ("from_dlpack",),
-    "nn.functional": ("channel_shuffle", "pixel_shuffle", "pixel_unshuffle"),
-    "_nn_aliases": ("adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "max_pool1d", "max_pool1d_with_indices",
-                    "max_pool2d", "max_pool3d"),
+    # torch's top-level convolutions and shuffles are the same functions as torch.nn.functional's
+    "nn.functional": ("channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "conv1d", "conv2d", "conv3d",
+                      "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
     "backends": ("set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
                  "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled"),
 }.items() for name in names}

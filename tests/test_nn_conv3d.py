@@ -305,6 +305,9 @@ LAZY = [
     ("LazyBatchNorm1d", (), (4, 3)),
     ("LazyBatchNorm2d", (), (4, 3, 2, 2)),
     ("LazyBatchNorm3d", (), (4, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", (), (4, 3, 5)),
+    ("LazyInstanceNorm2d", (), (4, 3, 2, 2)),
+    ("LazyInstanceNorm3d", (), (4, 3, 2, 2, 2)),
 ]
 
 
@@ -383,6 +386,15 @@ def test_uninitialized_tensors():
     assert type(b) is ember.Tensor and b.shape == (4,) and b.dtype == ember.float64
     assert ember.nn.modules.lazy.LazyModuleMixin is enn.LazyLinear.__mro__[1]
     assert enn.UninitializedParameter is UninitializedParameter and enn.UninitializedBuffer is UninitializedBuffer
+
+
+def test_lazy_norms_without_bias_and_their_repr():
+    for name in ("LazyBatchNorm2d", "LazyInstanceNorm2d"):
+        t_m, e_m = getattr(tnn, name)(bias=False).double(), getattr(enn, name)(bias=False).double()
+        assert e_m.bias is None and t_m.bias is None
+        (tx,), (ex,) = leaves((2, 3, 4, 4))
+        t_m(tx), e_m(ex)
+        assert repr(e_m) == repr(t_m) and e_m.bias is None
 
 
 def test_lazy_module_errors_and_conversions():

@@ -42,6 +42,7 @@ from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_
                                     scaled_dot_product_attention)
 from ._functional.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold,
                                unfold)
+from ._functional.distance import cosine_similarity, pairwise_distance, pdist
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._functional.ctc import ctc_loss
 from ._functional.embedding import embedding, embedding_bag, one_hot

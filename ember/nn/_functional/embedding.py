@@ -76,7 +76,7 @@ def embedding_bag(input, weight, offsets=None, max_norm: Optional[float] = None,
     per_sample_weights (mode='sum') scale each row; padding_idx rows are skipped, and an
     empty bag gives zeros. The native embedding_bag computes it.
 
-    >>> F.embedding_bag(ember.tensor([[0, 2]]), ember.arange(6.).view(3, 2)).tolist()
+    >>> ember.nn.functional.embedding_bag(ember.tensor([[0, 2]]), ember.arange(6.).view(3, 2)).tolist()
     [[2.0, 3.0]]
     """
     if weight.dtype == _C.int64 and input.is_floating_point():  # torch's legacy argument order

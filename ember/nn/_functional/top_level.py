@@ -1,8 +1,9 @@
 """The nn functions torch also exposes at its top level (torch.layer_norm, torch.dropout,
-torch.kl_div, ...), with the top level's signatures: those of torch's native ops, which
+torch.kl_div, torch.max_pool1d, ...), with the top level's signatures: those of torch's native ops, which
 differ from torch.nn.functional's (dropout's train is positional and required, the losses
 take reduction as the int enum 0 none / 1 mean / 2 sum, batch_norm orders its tensors
-weight, bias, running_mean, running_var). ember binds them lazily (ember/__init__.py)."""
+weight, bias, running_mean, running_var; the pools take no return_indices and
+adaptive_max_pool1d returns (values, indices)). ember binds them lazily (ember/__init__.py)."""
 from __future__ import annotations
 
 from . import activation as _act
@@ -11,13 +12,15 @@ from . import dropout as _drop
 from . import linear as _linear
 from . import loss as _loss
 from . import norm as _norm
+from . import pool as _pool
 
 __all__ = ["layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout", "dropout_",
            "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
            "feature_alpha_dropout_", "relu_", "selu_", "celu_", "sigmoid_", "rrelu", "rrelu_", "prelu", "threshold",
            "threshold_", "hardshrink", "bilinear", "pdist", "cdist", "cosine_similarity", "pairwise_distance",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
-           "triplet_margin_loss", "kl_div"]
+           "triplet_margin_loss", "kl_div", "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d"]
 
 
 def _reduction_name(reduction: int) -> str:
@@ -176,3 +179,41 @@ def kl_div(input, target, reduction: int = 1, *, log_target: bool = False):
     warning for mean, as torch's top level)."""
     loss = _loss.kl_div(input, target, reduction="none", log_target=log_target)
     return _loss._reduce(loss, _reduction_name(reduction))
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """The largest element of each window of (N, C, L) or (C, L)."""
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """The largest element of each window of (N, C, H, W) or (C, H, W)."""
+    return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """The largest element of each window of (N, C, D, H, W) or (C, D, H, W).
+
+    >>> ember.max_pool3d(ember.arange(8.).view(1, 2, 2, 2), 2).tolist()
+    [[[[7.0]]]]
+    """
+    return _pool.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """(max_pool1d, the index of each maximum along L)."""
+    return _pool.max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
+    """The mean of each window of (N, C, L) or (C, L)."""
+    return _pool.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling of (N, C, L) or (C, L) to output_size positions."""
+    return _pool.adaptive_avg_pool1d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """(max pooling of (N, C, L) or (C, L) to output_size positions, the maxima's indices)."""
+    return _pool.adaptive_max_pool1d_with_indices(input, output_size)

@@ -23,7 +23,8 @@ from .activation import GLU, RReLU
 from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .dropout import AlphaDropout, FeatureAlphaDropout
 from .distance import CosineSimilarity, PairwiseDistance
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+                           LazyInstanceNorm3d)
 from .loss import (GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 from .normalization import CrossMapLRN2d, LocalResponseNorm
@@ -66,7 +67,8 @@ __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "Transfor
            "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell"]
 __all__ += ["AdaptiveLogSoftmaxWithLoss", "GLU", "RReLU", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity",
-            "PairwiseDistance", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+            "PairwiseDistance", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LocalResponseNorm",
             "CrossMapLRN2d", "GaussianNLLLoss", "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
             "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss", "NLLLoss2d"]

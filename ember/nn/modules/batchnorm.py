@@ -134,13 +134,14 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
     statistics stay uninitialized until then (num_batches_tracked is a real 0)."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None) -> None:
+                 dtype=None, *, bias: bool = True) -> None:
         super().__init__(0, eps, momentum, False, False, device, dtype)  # no tensors of 0 features
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)

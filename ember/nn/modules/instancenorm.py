@@ -5,9 +5,10 @@ from __future__ import annotations
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -96,4 +97,30 @@ class InstanceNorm3d(_InstanceNorm):
     ember.Size([2, 3, 2, 2, 2])
     """
 
+    _dims = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose num_features is dim 1 of its first input (as torch's, also for
+    an input without its batch dim); affine and track_running_stats default on, as torch's.
+
+    >>> m = ember.nn.LazyInstanceNorm1d(); m(ember.randn(2, 3, 5)).shape, type(m).__name__
+    (ember.Size([2, 3, 5]), 'InstanceNorm1d')
+    """
+
+    cls_to_become = InstanceNorm1d
+    _dims = 2
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose num_features is dim 1 of its first input."""
+
+    cls_to_become = InstanceNorm2d
+    _dims = 3
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose num_features is dim 1 of its first input."""
+
+    cls_to_become = InstanceNorm3d
     _dims = 4
