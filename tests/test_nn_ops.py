@@ -798,6 +798,14 @@ DERIVATIVE_GRAPHS = [
     _first_and_second_order(lambda x, w, b: EF.group_norm(x, 2, w, b), (2, 4, 3), (4,), (4,)),
     _first_and_second_order(lambda x, w: EF.rms_norm(x, (4,), w), (3, 4), (4,)),
     _first_and_second_order(lambda w: EF.embedding(ember.tensor([0, 2, 2]), w), (3, 4)),
+    _first_and_second_order(lambda x: EF.max_pool3d(x, 2), (1, 2, 4, 4, 4)),
+    _first_and_second_order(lambda x: EF.adaptive_max_pool3d(x, 2), (1, 2, 4, 4, 4)),
+    _first_and_second_order(lambda x: EF.avg_pool3d(x, 2), (1, 2, 4, 4, 4)),
+    _first_and_second_order(lambda x: EF.adaptive_avg_pool3d(x, 3), (1, 2, 4, 4, 4)),
+    # embedding_bag's and ctc_loss's backward ops have no derivative (neither has torch's)
+    lambda: EF.embedding_bag(ember.tensor([0, 2, 2, 1]), ember.ones(3, 4, requires_grad=True),
+                             ember.tensor([0, 2])).sum(),
+    lambda: EF.ctc_loss(ember.full((4, 1, 3), -1.0986, requires_grad=True), ember.tensor([[1, 2]]), [4], [2]),
 ]
 
 
