@@ -341,6 +341,9 @@ def embedding_bag_fwd_bwd(torch):
     def step():
         w.grad = None
         torch.nn.functional.embedding_bag(idx, w, off, mode="mean").sum().backward()
+    return step
+
+
 # nn (issue 16): a 3-d convolution, forward and backward (input, weight, bias) in one call
 CONV3D = dict(n=4, c=16, d=16, hw=32, cout=32, k=3)
 CONV3D_FLOPS = 2 * CONV3D["n"] * CONV3D["c"] * CONV3D["cout"] * CONV3D["k"] ** 3 * CONV3D["d"] * CONV3D["hw"] ** 2
@@ -353,8 +356,11 @@ def conv3d_train(torch):
     b = torch.zeros(cout, requires_grad=True)
 
     def step():
+        x.grad = w.grad = b.grad = None
         torch.nn.functional.conv3d(x, w, b, padding=1).sum().backward()
     return step
+
+
 # channels_last (issue 16): the same convolution at batch 8, forward + backward of input
 # and weight, with input and weight laid out contiguous or channels_last
 CONV_CL = dict(n=8, c=64, hw=56, k=3)
