@@ -210,7 +210,14 @@ def test_loss_shapes(name, shapes, reduction):
         else:
             args.append(RNG.standard_normal(s))
     e_args, t_args, el, tl = _to_both(args, "float64", name=name)
-    check(getattr(EF, name)(*e_args, reduction=reduction), getattr(TF, name)(*t_args, reduction=reduction), el, tl)
+    e_out, t_out = getattr(EF, name)(*e_args, reduction=reduction), getattr(TF, name)(*t_args, reduction=reduction)
+    if name == "multi_margin_loss" and shapes[0] == (0, 5) and reduction == "mean":
+        # torch 2.13 never writes this result: its value is whatever the memory held (usually 0,
+        # garbage under ASan); ember gives 0
+        assert tuple(e_out.shape) == tuple(t_out.shape) == () and e_out.dtype == ember.float64
+        assert e_out.item() == 0.0
+        return
+    check(e_out, t_out, el, tl)
 
 
 def test_gaussian_nll_float_var():
