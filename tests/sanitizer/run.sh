@@ -44,7 +44,12 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
 cd "$tree"
 "$py" -c "import ember._C as C, sys; f = C._build_config()['compiler_flags']; sys.exit(0 if '-fsanitize=address' in f else 'not a sanitizer build: ' + f)" || exit 1
 if [ $# -eq 0 ]; then set -- -q; fi
-"$py" -m pytest -p no:cacheprovider "$@"
+# pytest writes its own exit status (tests/conftest.py), so that a tracer crash at its exit
+# (below) is told apart from a failed run
+export EMBER_PYTEST_STATUS="$logs.pytest-status"
+"$py" -m pytest -p no:cacheprovider "$@" &
+pytest_pid=$!
+wait "$pytest_pid"
 status=$?
 
 # A log holding only allocator warnings is no report: tests ask for impossible sizes on purpose
@@ -76,4 +81,9 @@ if [ -n "$reports" ]; then
   exit 1
 fi
 echo "sanitize: no sanitizer report"
+if [ "$status" -ne 0 ] && [ "$(cat "$EMBER_PYTEST_STATUS" 2> /dev/null)" = "0" ] &&
+   [[ " $skipped " == *" $logs/asan.$pytest_pid "* ]]; then
+  echo "sanitize: pytest itself passed; its status $status is LeakSanitizer's tracer crash at its exit"
+  status=0
+fi
 exit $status
