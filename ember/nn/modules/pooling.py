@@ -97,7 +97,23 @@ class AvgPool1d(_AvgPoolNd):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
+class _AvgPoolWithDivisor(_AvgPoolNd):
+    """AvgPool2d's and AvgPool3d's arguments (AvgPool1d has no divisor_override)."""
+
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override=None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+
+class AvgPool2d(_AvgPoolWithDivisor):
     """The mean of each window of (N, C, H, W) or (C, H, W); divisor_override replaces the
     window size as the divisor.
 
@@ -105,42 +121,18 @@ class AvgPool2d(_AvgPoolNd):
     ember.Size([1, 3, 2, 2])
     """
 
-    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override=None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
-class AvgPool3d(_AvgPoolNd):
+class AvgPool3d(_AvgPoolWithDivisor):
     """The mean of each window of (N, C, D, H, W) or (C, D, H, W); divisor_override
     replaces the window size as the divisor.
 
     >>> ember.nn.AvgPool3d(2)(ember.ones(1, 3, 4, 4, 4)).shape
     ember.Size([1, 3, 2, 2, 2])
     """
-
-    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override=None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
 
     def forward(self, input):
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
