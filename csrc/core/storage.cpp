@@ -24,6 +24,24 @@ StorageImpl::StorageImpl(size_t nbytes) : data_(alloc_bytes(nbytes)), nbytes_(nb
   g_live_storages.fetch_add(1, std::memory_order_relaxed);
 }
 
+StorageImpl::StorageImpl(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+  if (device.is_cpu()) {
+    data_ = alloc_bytes(nbytes);
+  } else {
+    const DeviceInterface& dev = require_device(device.type);
+    check_device_status(dev, dev.alloc(device.index, nbytes, &data_), "allocating memory");
+  }
+  g_live_storages.fetch_add(1, std::memory_order_relaxed);
+}
+
+void StorageImpl::fail_no_host_data() const {
+  if (device_.type == DeviceType::Meta)
+    fail(ErrorKind::NotImplemented, "Cannot copy out of meta tensor; no data! (this operation reads the "
+         "data of a tensor on the meta device, which has none)");
+  fail(ErrorKind::Runtime, "this operation reads the data of a tensor on device ", device_str(device_),
+       " from the host; copy it to the CPU first (.cpu())");
+}
+
 StorageImpl::StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context)
     : data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {
   g_live_storages.fetch_add(1, std::memory_order_relaxed);
@@ -32,7 +50,8 @@ StorageImpl::StorageImpl(void* data, size_t nbytes, Deleter deleter, void* conte
 StorageImpl::~StorageImpl() {
   g_live_storages.fetch_sub(1, std::memory_order_relaxed);
   if (deleter_) deleter_(context_, data_, nbytes_);
-  else free_bytes(data_, nbytes_);
+  else if (device_.is_cpu()) free_bytes(data_, nbytes_);
+  else device_interface(device_.type)->free(device_.index, data_, nbytes_);
 }
 
 void StorageImpl::resize(size_t nbytes) {
@@ -42,6 +61,21 @@ void StorageImpl::resize(size_t nbytes) {
   EMBER_CHECK(pins_.load(std::memory_order_acquire) == 0, Runtime,
               "resize_(): the storage is in use by an operation running in another thread");
   if (nbytes == nbytes_) return;
+  if (!device_.is_cpu()) {
+    const DeviceInterface& dev = require_device(device_.type);
+    void* fresh = nullptr;
+    check_device_status(dev, dev.alloc(device_.index, nbytes, &fresh), "allocating memory");
+    size_t common = nbytes < nbytes_ ? nbytes : nbytes_;
+    if (common && dev.has_data) {
+      int status = dev.copy_bytes(device_.index, fresh, data_, common, kDeviceToDevice);
+      if (status != kDeviceOk) dev.free(device_.index, fresh, nbytes);
+      check_device_status(dev, status, "resize_");
+    }
+    dev.free(device_.index, data_, nbytes_);
+    data_ = fresh;
+    nbytes_ = nbytes;
+    return;
+  }
   void* fresh = alloc_bytes(nbytes);
   size_t common = nbytes < nbytes_ ? nbytes : nbytes_;
   if (common) std::memcpy(fresh, data_, common);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include "core/device.h"
 #include "core/refcount.h"
 
 namespace ember {
@@ -16,11 +17,21 @@ class StorageImpl : public RefCounted {
  public:
   using Deleter = void (*)(void* context, void* data, size_t nbytes);
 
-  explicit StorageImpl(size_t nbytes);  // owned, uninitialized
+  explicit StorageImpl(size_t nbytes);  // owned, uninitialized, on the CPU
+  StorageImpl(size_t nbytes, Device device);  // owned by that device's allocator
   StorageImpl(void* data, size_t nbytes, Deleter deleter, void* context);
   ~StorageImpl() override;
 
-  char* data() const { return static_cast<char*>(data_); }
+  // The bytes, for the CPU's kernels and the binding layer: a storage on another device
+  // raises NotImplementedError instead of handing out memory the host cannot read (meta
+  // has none), so no path that reads data can crash on a device tensor.
+  char* data() const {
+    if (device_.type != DeviceType::CPU) [[unlikely]] fail_no_host_data();
+    return static_cast<char*>(data_);
+  }
+  // The device's own pointer (a GPU address; nullptr on meta): for device kernels.
+  char* device_data() const { return static_cast<char*>(data_); }
+  Device device() const { return device_; }
   size_t nbytes() const { return nbytes_; }
   bool resizable() const { return deleter_ == nullptr && resizable_; }
   // Once a raw pointer into the storage leaves ember (numpy, a storage slice), it must
@@ -66,10 +77,12 @@ class StorageImpl : public RefCounted {
 
  private:
   friend Ref<StorageImpl> map_shared_fd(int fd, size_t nbytes);
+  [[noreturn, gnu::cold]] void fail_no_host_data() const;
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Deleter deleter_ = nullptr;
   void* context_ = nullptr;
+  Device device_;
   bool resizable_ = true;
   bool shared_ = false;
   std::atomic<uint32_t> version_{0};

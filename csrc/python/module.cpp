@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iterator>
 #include "core/allocator.h"
+#include "core/device.h"
 #include "core/parallel.h"
 #include "ops/internal.h"
 #include "python/arg_parser.h"
@@ -268,6 +269,11 @@ void init_module_functions(PyObject* module) {
   PyModule_AddObject(module, "_function_names", PySequence_Tuple(names.get()));
   set_gil_hooks(GilHooks{gil_release, gil_reacquire});
   set_warning_handler(warning_handler);
+  // Device extensions (ember._C_cuda) register their entry of the device table through
+  // this capsule: see Note [The device table] in core/device.h.
+  Owned api(PyCapsule_New(const_cast<DeviceApi*>(device_api()), "ember._C._device_api", nullptr));
+  if (!api || PyModule_AddObject(module, "_device_api", api.get()) < 0) throw PythonError{};
+  api.release();
 }
 
 }  // namespace ember::python
