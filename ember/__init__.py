@@ -43,6 +43,17 @@ from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, is
 from .autograd.grad_mode import set_grad_enabled
 from .linalg import einsum, tensordot
 
+
+def set_default_device(device):
+    """Sets the device factories use when given none (None: the CPU), for this thread."""
+    _C._set_default_device(device)
+
+
+def get_default_device():
+    """The device factories use when given none."""
+    return _C._get_default_device()
+
+
 _C._set_tensor_class(Tensor)
 _C._set_constants(_constants_cpu := device("cpu"), device, strided, contiguous_format, preserve_format,
                   channels_last, channels_last_3d)

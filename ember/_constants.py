@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 
-# The device types torch knows; ember computes on "cpu" only.
+# The device types torch knows; ember has "cpu", "meta" and (built with EMBER_CUDA=1) "cuda".
 _DEVICE_TYPES = frozenset("cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta "
                           "hpu mtia privateuseone".split())
 
 
 class device:
     """ember.device('cpu'): where a tensor lives. Any torch device string parses; ember
-    computes on the CPU only, so ops given another device raise RuntimeError."""
+    has the CPU, the data-less meta device and CUDA (when built with it). As a context
+    manager it is the default device of factories inside the block, as torch's."""
 
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_previous")
 
     def __init__(self, type, index=None):
         if isinstance(type, device):
@@ -20,7 +21,10 @@ class device:
             self.type, self.index = type.type, type.index
             return
         if isinstance(type, int) and not isinstance(type, bool):
-            raise RuntimeError(f"device(): ember has no device with index {type} (only 'cpu')")
+            if type < 0:
+                raise RuntimeError(f"Device index must not be negative")
+            self.type, self.index = "cuda", type  # an index names torch's accelerator, CUDA here
+            return
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
         name, sep, idx = type.partition(":")
@@ -52,6 +56,21 @@ class device:
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+    def __enter__(self):
+        from . import _C
+
+        previous = getattr(self, "_previous", None) or []
+        previous.append(_C._get_default_device())
+        self._previous = previous
+        _C._set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        from . import _C
+
+        _C._set_default_device(self._previous.pop())
+        return False
 
 
 class _Named:

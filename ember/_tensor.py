@@ -124,6 +124,9 @@ class Tensor(_C.TensorBase):
         even if it requires grad)."""
         import numpy
 
+        if self.device.type != "cpu":
+            raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
+                            "the tensor to host memory first.")
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return numpy.asarray(_NumpyExport(self))
@@ -251,10 +254,21 @@ class Tensor(_C.TensorBase):
         return self.to(other.dtype)
 
     def cpu(self, memory_format=preserve_format):
-        return self if memory_format is preserve_format else self.to(memory_format=memory_format)
+        """This tensor on the CPU (self when it is there and the format is kept)."""
+        return self.to("cpu", memory_format=memory_format)
 
-    def cuda(self, *args, **kwargs):
-        raise RuntimeError("ember runs on the CPU only: there is no CUDA device")
+    def cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
+        """This tensor on a CUDA device (the current one when device is None)."""
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(device, non_blocking=non_blocking, memory_format=memory_format)
+
+    def get_device(self):
+        """The CUDA device index of the tensor, -1 for the CPU and meta."""
+        index = self.device.index
+        return -1 if index is None else index
 
     # ---- Python-level ops (ember/__init__.py, ember/linalg.py) ----
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):

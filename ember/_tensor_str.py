@@ -246,7 +246,16 @@ def format_tensor(t, default_dtype, prefix="tensor("):
         'tensor([[1, 2]], dtype=torch.int8)'
     """
     indent = len(prefix)
-    suffixes = []
+    original = t
+    device = t.device
+    if device.type == "meta":  # no data: torch prints the metadata only
+        suffixes = ["device='meta'", f"size={tuple(t.shape)}"]
+        if t.dtype != default_dtype:
+            suffixes.append(f"dtype={t.dtype}")
+        return _add_suffixes(prefix + "...", suffixes + _grad_suffixes(t), indent)
+    suffixes = [] if device.type == "cpu" else [f"device='{device}'"]
+    if device.type != "cpu":
+        t = t.detach().cpu()
     if t.numel() == 0:
         body = "[]"
         if t.dim() != 1:
@@ -260,12 +269,14 @@ def format_tensor(t, default_dtype, prefix="tensor("):
             suffixes.append(f"size={tuple(t.shape)}")
         if t.dtype != default_dtype and _dtype_name(t.dtype) not in ("int64", "bool"):
             suffixes.append(f"dtype={t.dtype}")
+    return _add_suffixes(prefix + body, suffixes + _grad_suffixes(original), indent)
+
+
+def _grad_suffixes(t):
     grad_fn = getattr(t, "grad_fn", None)
     if grad_fn is not None:
-        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
-    elif getattr(t, "requires_grad", False):
-        suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, indent)
+        return [f"grad_fn=<{grad_fn.name()}>"]
+    return ["requires_grad=True"] if getattr(t, "requires_grad", False) else []
 
 
 def _str(t):

@@ -72,6 +72,13 @@ int register_device(int type, const DeviceInterface* iface) {
 
 const DeviceApi* device_api() { return &kApi; }
 
+bool device_runs_kernels(Device device) {
+  const DeviceInterface& dev = require_device(device.type);
+  if (!dev.has_data) return false;
+  fail(ErrorKind::NotImplemented, "Could not run 'aten::", t_op.name, "' with arguments from the '", dev.backend,
+       "' backend: ember has no ", dev.name, " kernel for it yet");
+}
+
 void check_device_status(const DeviceInterface& dev, int status, const char* what) {
   if (status == kDeviceOk) return;
   const char* msg = dev.error_message ? dev.error_message() : "";

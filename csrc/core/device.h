@@ -74,6 +74,64 @@ struct DeviceApi {
   int (*register_device)(int type, const DeviceInterface* iface);
 };
 
+// Note [The device of an op's results]
+// An op allocates its results on the device of its tensor arguments without being told:
+// the api:: layer (generated) finds that device once per call (op_device, which also
+// raises torch's error when two tensors are on different devices), and sets it for the
+// call's duration in this thread-local context, with the op's name for error messages.
+// empty_tensor reads it, so every op, and every op it calls, allocates there; a factory's
+// wrapper sets it from its device= argument (or the default device). At the top level
+// it is the CPU.
+struct OpContext {
+  Device device;
+  const char* name = "";
+};
+inline thread_local OpContext t_op [[gnu::tls_model("initial-exec")]];
+
+class DeviceScope {
+ public:
+  DeviceScope(const char* op, Device device) : prev_(t_op) { t_op = OpContext{device, op}; }
+  ~DeviceScope() { t_op = prev_; }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  OpContext prev_;
+};
+
+// A factory's device= argument, handed by its wrapper to the api:: call (which takes it,
+// so calls nested inside see none): see ExplicitDevice, python/arg_parser.h.
+struct ExplicitDeviceSlot {
+  Device device;
+  bool set = false;
+};
+inline thread_local ExplicitDeviceSlot t_explicit_device [[gnu::tls_model("initial-exec")]];
+inline Device take_explicit_device(Device fallback) {
+  if (!t_explicit_device.set) return fallback;
+  t_explicit_device.set = false;
+  return t_explicit_device.device;
+}
+
+// Note [Kernels run where the data is]
+// Whether the running op's CPU kernels should run. On the CPU, yes. On a device without
+// data (meta) the op has already computed its results' metadata and allocated them, so
+// the kernel is skipped: ops launch through `launch`/`visit_float` (ops/internal.h), and
+// the CPU's loops (kernels/loops.h) are empty there, so a kernel past the check does
+// nothing. Any other device has no kernels in the CPU's table: the op raises torch's
+// NotImplementedError ("Could not run 'aten::<op>' with arguments from the 'CUDA'
+// backend") until that device's table fills the family. The device is the running op's
+// (Note [The device of an op's results]); an op called without the api:: layer runs on
+// the CPU, where a non-CPU storage's data() raises instead of crashing.
+[[gnu::cold]] bool device_runs_kernels(Device device);
+inline bool runs_kernels() {
+  if (t_op.device.is_cpu()) [[likely]] return true;
+  return device_runs_kernels(t_op.device);
+}
+
+// The default device of factories given no device= (ember.set_default_device; `with
+// ember.device(...)`): thread-local as torch's.
+inline thread_local Device t_default_device [[gnu::tls_model("initial-exec")]];
+
 // The entry of a device type; nullptr until that device registered (CUDA before
 // ember.cuda loaded _C_cuda).
 const DeviceInterface* device_interface(DeviceType type);

@@ -149,14 +149,44 @@ int64_t storage_bytes_needed(IntList sizes, IntList strides, int64_t offset, int
   return needed;
 }
 
-Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op) {
+Tensor empty_tensor(IntList sizes, ScalarType dtype, Device device, const char* op) {
   int64_t n = checked_numel(sizes, op);
   int64_t nbytes;
   EMBER_CHECK(!__builtin_mul_overflow(n, itemsize(dtype), &nbytes), Runtime, op,
               "(): Storage size calculation overflowed with sizes=", sizes_str(sizes));
-  Storage storage = make_ref<StorageImpl>(static_cast<size_t>(nbytes));
+  Storage storage = device.is_cpu() ? make_ref<StorageImpl>(static_cast<size_t>(nbytes))
+                                    : make_ref<StorageImpl>(static_cast<size_t>(nbytes), device);
   return Tensor(make_ref<TensorImpl>(std::move(storage), 0, Dims(sizes), contiguous_strides(sizes), dtype));
 }
+
+Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op) {
+  return empty_tensor(sizes, dtype, t_op.device, op);
+}
+
+namespace detail {
+Device op_device_of(const char* op, const std::vector<const Tensor*>& tensors,
+                    const std::vector<const std::vector<Tensor>*>& lists) {
+  // The first tensor that is not a CPU scalar decides; CPU scalars mix with any device.
+  Device found;
+  bool have = false;
+  auto visit = [&](const Tensor& t) {
+    if (!t.defined()) return;
+    Device d = t.device();
+    if (d.is_cpu() && t.dim() == 0) return;
+    if (!have) {
+      found = d;
+      have = true;
+    } else if (d != found) {
+      fail(ErrorKind::Runtime, "Expected all tensors to be on the same device, but found at least two devices, ",
+           device_str(found), " and ", device_str(d), "! (when checking the arguments of ", op, ")");
+    }
+  };
+  for (const Tensor* t : tensors) visit(*t);
+  for (const std::vector<Tensor>* l : lists)
+    for (const Tensor& t : *l) visit(t);
+  return found;  // the CPU when every tensor is a CPU scalar
+}
+}  // namespace detail
 
 Tensor make_view(const Tensor& base, Dims sizes, Dims strides, int64_t offset) {
   return Tensor(make_ref<TensorImpl>(base.storage(), offset, std::move(sizes), std::move(strides), base.dtype()));

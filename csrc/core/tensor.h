@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 #include "core/dims.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -34,6 +35,7 @@ class TensorImpl : public RefCounted {
   int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
   int64_t numel() const { return numel_; }
   ScalarType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
   bool is_contiguous() const { return is_contiguous_; }
   char* data() const {
     char* base = storage_->data();
@@ -83,6 +85,8 @@ class Tensor {
   int64_t dim() const { return impl_->dim(); }
   int64_t numel() const { return impl_->numel(); }
   ScalarType dtype() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  bool is_cpu() const { return impl_->storage()->device().is_cpu(); }
   int64_t offset() const { return impl_->offset(); }
   bool is_contiguous() const { return impl_->is_contiguous(); }
   const Storage& storage() const { return impl_->storage(); }
@@ -126,8 +130,49 @@ void check_in_storage(const Storage& storage, IntList size, IntList stride, int6
 inline void check_bounds(const Tensor& t) {
   check_in_storage(t.storage(), t.sizes(), t.strides(), t.offset(), t.itemsize());
 }
-// A fresh contiguous tensor (uninitialized memory).
+// A fresh contiguous tensor (uninitialized memory) on the running op's device (Note [The
+// device of an op's results], core/device.h), or on `device`.
 Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op = "empty");
+Tensor empty_tensor(IntList sizes, ScalarType dtype, Device device, const char* op);
+
+// The device an op's tensor arguments share (undefined tensors and lists of tensors
+// allowed): a CPU tensor of 0 dims counts only when nothing else is there, as torch lets
+// CPU scalars mix with any device. RuntimeError "Expected all tensors to be on the same
+// device, ..." when two differ. The all-CPU case is a few loads, inline.
+inline bool on_cpu(const Tensor& t) { return !t.defined() || t.is_cpu(); }
+inline bool on_cpu(const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts)
+    if (!on_cpu(t)) return false;
+  return true;
+}
+namespace detail {
+inline void collect(std::vector<const Tensor*>&, std::vector<const std::vector<Tensor>*>&) {}
+template <class... Rest>
+void collect(std::vector<const Tensor*>& ts, std::vector<const std::vector<Tensor>*>& ls, const Tensor& t,
+             const Rest&... rest);
+template <class... Rest>
+void collect(std::vector<const Tensor*>& ts, std::vector<const std::vector<Tensor>*>& ls,
+             const std::vector<Tensor>& l, const Rest&... rest) {
+  ls.push_back(&l);
+  collect(ts, ls, rest...);
+}
+template <class... Rest>
+void collect(std::vector<const Tensor*>& ts, std::vector<const std::vector<Tensor>*>& ls, const Tensor& t,
+             const Rest&... rest) {
+  ts.push_back(&t);
+  collect(ts, ls, rest...);
+}
+Device op_device_of(const char* op, const std::vector<const Tensor*>& tensors,
+                    const std::vector<const std::vector<Tensor>*>& lists);
+}  // namespace detail
+template <class... Ts>
+inline Device op_device(const char* op, const Ts&... ts) {
+  if ((on_cpu(ts) && ...)) [[likely]] return Device();
+  std::vector<const Tensor*> tensors;
+  std::vector<const std::vector<Tensor>*> lists;
+  detail::collect(tensors, lists, ts...);
+  return detail::op_device_of(op, tensors, lists);
+}
 // The number of TensorImpls alive in the process (a leak test's probe).
 int64_t live_tensor_impls();
 // A tensor viewing `base`'s storage.

@@ -9,6 +9,9 @@ Loop make_loop(const Tensor* const* tensors, int n, bool check_storage) {
   EMBER_CHECK(n <= kMaxOperands, Runtime, "too many operands for one loop: ", n);
   Loop loop;
   loop.nops = n;
+  // A device without data (meta) runs no kernel: an empty loop, so every kernel built
+  // on Loop is skipped there (Note [Kernels run where the data is], ops/internal.h).
+  if (!runs_kernels()) return loop;
   const Tensor& first = *tensors[0];
   loop.numel = first.numel();
   int64_t ndim = first.dim();

@@ -69,12 +69,13 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   Dims shape = broadcast_shapes(self.sizes(), src.sizes());
   EMBER_CHECK(IntList(shape) == self.sizes(), Runtime, "copy_(): the source of shape ", sizes_str(src.sizes()),
               " cannot be broadcast to the destination of shape ", sizes_str(self.sizes()));
+  if (self.device() != src.device()) [[unlikely]] return copy_between_devices(self, src);
   if (same_layout(self, src) || self.numel() == 0) return self;
   check_no_internal_overlap(self, "copy_");
   Tensor from = unaliased_source(self, src, "copy_");
   if (from.sizes() != self.sizes()) from = expand(from, self.sizes(), false);
   self.storage()->bump_version();
-  visit_dtype(self.dtype(), [&](auto tag) {
+  launch(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::copy::Kernels<T>::copy(self, from);
   });
@@ -124,19 +125,29 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking, bool co
   return copy_(out, self, non_blocking);
 }
 
+// The target device is the running op's (its wrapper's device=, else self's).
 Tensor to_device(const Tensor& self, std::optional<ScalarType> dtype, bool non_blocking, bool copy,
                  std::optional<MemoryFormat> memory_format) {
-  return to_dtype(self, dtype.value_or(self.dtype()), non_blocking, copy, memory_format);
+  ScalarType dt = dtype.value_or(self.dtype());
+  if (t_op.device == self.device()) return to_dtype(self, dt, non_blocking, copy, memory_format);
+  Tensor out = empty_like_format(self, dt, memory_format.value_or(MemoryFormat::Preserve));
+  return copy_(out, self, non_blocking);
 }
 
 Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy,
                 std::optional<MemoryFormat> memory_format) {
-  return to_dtype(self, other.dtype(), non_blocking, copy, memory_format);
+  DeviceScope scope("to", other.device());
+  return to_device(self, other.dtype(), non_blocking, copy, memory_format);
 }
 
 Scalar item(const Tensor& self) {
   EMBER_CHECK(self.numel() == 1, Runtime, "a Tensor with ", self.numel(),
               " elements cannot be converted to Scalar");
+  EMBER_CHECK(self.device().type != DeviceType::Meta, Runtime, "Tensor.item() cannot be called on meta tensors");
+  if (!self.is_cpu()) {  // one element to the host
+    DeviceScope cpu("item", Device());
+    return item(to_device(self, std::nullopt, false, false, std::nullopt));
+  }
   check_bounds(self);
   return visit_dtype(self.dtype(), [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
@@ -149,7 +160,7 @@ Scalar item(const Tensor& self) {
 
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype) {
   Tensor out = empty_tensor({}, dtype);
-  visit_dtype(dtype, [&](auto tag) {
+  launch(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     *reinterpret_cast<T*>(out.data()) = value.to<T>();
   });
@@ -217,7 +228,7 @@ void check_number_fits(const Scalar& value, ScalarType dtype) {
 
 Tensor fill_unchecked(const Tensor& self, const Scalar& value) {
   self.storage()->bump_version();
-  visit_dtype(self.dtype(), [&](auto tag) {
+  launch(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::fill::Kernels<T>::fill(self, value);
   });

@@ -145,7 +145,7 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
   const Tensor* operands[4] = {&w, &in[0], &in[1], &in[2]};
   kernels::Loop loop = kernels::make_loop(operands, n + 1);
   if (out.tensor.defined()) dst.storage()->bump_version();  // a fresh result starts at version 0
-  visit_dtype(compute, [&](auto tag) { kernel(tag, loop); });
+  launch(compute, [&](auto tag) { kernel(tag, loop); });
   if (!w.is_same(dst)) copy_(dst, w, false);
   return dst;
 }

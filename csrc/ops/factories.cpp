@@ -77,7 +77,7 @@ Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step, 
     n = static_cast<int64_t>(len);
   }
   Tensor out = empty_tensor({n}, dt, "arange");
-  visit_dtype(dt, [&](auto tag) {
+  launch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::range::Kernels<T>::arange(out, start, step);
   });
@@ -92,7 +92,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
   EMBER_CHECK(steps >= 0, Runtime, "number of steps must be non-negative");
   ScalarType dt = dtype.value_or(default_dtype());
   Tensor out = empty_tensor({steps}, dt, "linspace");
-  visit_dtype(dt, [&](auto tag) {
+  launch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::range::Kernels<T>::linspace(out, start.to_double(), end.to_double());
   });
@@ -103,7 +103,7 @@ Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double ba
   EMBER_CHECK(steps >= 0, Runtime, "number of steps must be non-negative");
   ScalarType dt = dtype.value_or(default_dtype());
   Tensor out = empty_tensor({steps}, dt, "logspace");
-  visit_dtype(dt, [&](auto tag) {
+  launch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::range::Kernels<T>::logspace(out, start.to_double(), end.to_double(), base);
   });

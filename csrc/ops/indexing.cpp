@@ -149,7 +149,7 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
   Tensor out = empty_tensor(p.result_shape, self.dtype(), "index");
   if (p.indices.empty()) return copy_(out, p.src, false);
   kernels::index::IndexLoop il = make_index_loop(out, p);
-  visit_dtype(self.dtype(), [&](auto tag) {
+  launch(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::index::Kernels<T>::gather(il);
   });
@@ -169,7 +169,7 @@ Tensor index_put_(const Tensor& self, const std::vector<Tensor>& indices, const 
   Tensor v = expand(unaliased_source(self, values, "index_put_"), p.result_shape, false);
   self.storage()->bump_version();
   kernels::index::IndexLoop il = make_index_loop(v, p);
-  visit_dtype(self.dtype(), [&](auto tag) {
+  launch(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::index::Kernels<T>::put(il, accumulate);
   });

@@ -29,6 +29,8 @@ void check_no_internal_overlap(const Tensor& self, const char* op);
 // src, or a copy of it when it shares memory with dst; RuntimeError where torch refuses
 // (see Note [Overlapping source and destination] in ops/copy.cpp).
 Tensor unaliased_source(const Tensor& dst, const Tensor& src, const char* op);
+// copy_ between two devices (Note [Copies between devices], ops/devices.cpp).
+Tensor copy_between_devices(const Tensor& self, const Tensor& src);
 // out=(a, b) of an op returning several tensors: each result, checked to have the out's
 // dtype, written into it (resized as out= tensors are); returns the out tensors.
 std::tuple<Tensor, Tensor> write_outs(std::tuple<Tensor, Tensor> results, const std::vector<Tensor>& outs);
@@ -43,10 +45,18 @@ Tensor restrided_as(const Tensor& t, MemoryFormat format);
 Tensor as_dtype(const Tensor& t, ScalarType dt);
 // Calls f(T{}) with T = double for float64, float otherwise: the element types of the
 // float-only kernels (nn_*, linalg), for a compute dtype already checked to be one.
+// Their callers are kernel launches, so a device without data skips them (runs_kernels).
 template <class F>
 void visit_float(ScalarType t, F&& f) {
+  if (!runs_kernels()) return;
   if (t == ScalarType::Float64) f(double());
   else f(float());
+}
+
+// visit_dtype for a kernel launch: nothing on a device without data (see runs_kernels).
+template <class F>
+void launch(ScalarType t, F&& f) {
+  if (runs_kernels()) visit_dtype(t, std::forward<F>(f));
 }
 
 // The C++ name of a dtype's element type, as torch's messages give it ("long int").

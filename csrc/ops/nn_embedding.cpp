@@ -66,10 +66,11 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
               "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ",
               "torch.", type_name(indices.dtype()), "Tensor instead (while checking arguments for embedding)");
   EMBER_CHECK(weight.dim() == 2, Runtime, "'weight' must be 2-D");
-  const Tensor idx = embedding_indices(indices, weight.sizes()[0]);
-  const int64_t n = idx.numel(), row_bytes = weight.sizes()[1] * weight.itemsize();
   Dims sizes(indices.sizes());
   sizes.push_back(weight.sizes()[1]);
+  if (!runs_kernels()) return empty_tensor(sizes, weight.dtype());
+  const Tensor idx = embedding_indices(indices, weight.sizes()[0]);
+  const int64_t n = idx.numel(), row_bytes = weight.sizes()[1] * weight.itemsize();
   Tensor out = empty_tensor(sizes, weight.dtype());
   if (out.numel() == 0) return out;
   const Tensor w = dense(weight, weight.dtype());
@@ -83,6 +84,9 @@ Tensor embedding_backward(const Tensor& grad_output, const Tensor& indices, int6
   (void)sparse;  // ember's gradients are dense
   EMBER_CHECK(num_weights >= 0, Runtime, "embedding_backward: num_weights must be non-negative, got ", num_weights);
   check_floating(grad_output, "embedding_backward");
+  if (!runs_kernels())
+    return empty_tensor({num_weights, grad_output.dim() ? grad_output.sizes()[grad_output.dim() - 1] : 1},
+                        grad_output.dtype());
   const Tensor idx = embedding_indices(indices, num_weights);
   const int64_t n = idx.numel();
   const int64_t dim = grad_output.dim() ? grad_output.sizes()[grad_output.dim() - 1] : 1;

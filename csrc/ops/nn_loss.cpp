@@ -131,6 +131,7 @@ CtcOperands check_ctc(const Tensor& log_probs, const Tensor& targets, const Tens
 Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
                    int64_t ignore_index) {
   const NllShape s = check_nll(self, target, weight, reduction);
+  if (!runs_kernels()) return empty_tensor(reduction == 0 ? target.sizes() : IntList{}, self.dtype());
   const ScalarType ct = compute_dtype(self.dtype());
   Tensor x = dense(self, ct), t = dense(target, target.dtype()), w = weight.defined() ? dense(weight, ct) : Tensor();
   const nk::Targets targets{t.data(), t.dtype() == ScalarType::UInt8, ignore_index};
@@ -152,6 +153,7 @@ Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const Tensor& weigh
 Tensor _nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
                           int64_t reduction, int64_t ignore_index) {
   const NllShape s = check_nll(self, target, weight, reduction);
+  if (!runs_kernels()) return empty_tensor(self.sizes(), self.dtype());
   const ScalarType ct = compute_dtype(self.dtype());
   Tensor t = dense(target, target.dtype()), w = weight.defined() ? dense(weight, ct) : Tensor();
   const nk::Targets targets{t.data(), t.dtype() == ScalarType::UInt8, ignore_index};

@@ -16,7 +16,7 @@ namespace nk = kernels::nn_pool;
 // type (the ops refuse the dtypes torch refuses before they get here).
 template <class F>
 void visit_pooled(ScalarType t, F&& f) {
-  visit_dtype(t, [&](auto tag) {
+  launch(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
       fail(ErrorKind::Runtime, "pooling: no kernel for ", type_name(t));

@@ -36,7 +36,7 @@ template <class Fill>
 Tensor fill_contiguous(const Tensor& self, Fill&& fill) {
   check_bounds(self);
   Tensor target = self.is_contiguous() ? self : empty_tensor(self.sizes(), self.dtype());
-  visit_dtype(self.dtype(), [&](auto tag) {
+  launch(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     fill(kernels::random::Kernels<T>{}, target);
   });
@@ -134,7 +134,7 @@ Tensor normal_Tensor_Tensor(const Tensor& mean, const Tensor& std, GeneratorImpl
   Tensor out = normal_(empty_tensor(shape, dt, "normal"), 0.0, 1.0, generator);
   Tensor m = contiguous(as_dtype(expand(mean, shape, false), dt), MemoryFormat::Contiguous);
   Tensor s = contiguous(as_dtype(expand(std, shape, false), dt), MemoryFormat::Contiguous);
-  visit_dtype(dt, [&](auto tag) {
+  launch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::random::Kernels<T>::scale_shift(out, m, s);
   });

@@ -61,11 +61,17 @@ int64_t reduced_count(const Tensor& self, const Dims& mask) {
 
 template <class F>
 void visit(ScalarType t, F&& f) {
-  visit_dtype(t, [&](auto tag) { f(tag); });
+  launch(t, [&](auto tag) { f(tag); });
 }
 
 // Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype).
 Tensor fold(ReduceOp op, const Tensor& self, const Dims& mask) {
+  if (!runs_kernels()) {  // no data: the accumulator's shape and dtype only
+    const ScalarType acc_t = visit_dtype(self.dtype(), [&](auto tag) {
+      return kernels::reduce::Kernels<typename decltype(tag)::type>::acc_dtype(op);
+    });
+    return empty_tensor(keep_shape(self, mask), acc_t);
+  }
   Tensor acc;
   visit(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -249,7 +249,7 @@ Tensor scatter_reduce_two(const Tensor& self, int64_t dim, const Tensor& index, 
     kernels::Loop loop = kernels::make_loop({&to, &idx, &from_view});
     const int64_t stride = into.dim() == 0 ? 0 : into.strides()[d] * into.itemsize();
     into.storage()->bump_version();
-    visit_dtype(into.dtype(), [&](auto tag) {
+    launch(into.dtype(), [&](auto tag) {
       kernels::scatter_reduce::Kernels<typename decltype(tag)::type>::reduce(loop, stride, how);
     });
   };

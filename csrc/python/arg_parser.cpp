@@ -55,7 +55,7 @@ bool accepts(const Param& p, PyObject* o, bool first) {
     case PType::Scalar: return is_scalar_like(o);
     case PType::DType: return as_dtype(o).has_value();
     case PType::Device:
-      return PyUnicode_Check(o) || (g_constants.device_type && PyObject_TypeCheck(o, (PyTypeObject*)g_constants.device_type));
+      return PyUnicode_Check(o) || (PyLong_Check(o) && !PyBool_Check(o)) || (g_constants.device_type && PyObject_TypeCheck(o, (PyTypeObject*)g_constants.device_type));
     case PType::Generator: return is_generator(o);
     case PType::Layout: return o == g_constants.strided;
     case PType::MemoryFormat:
@@ -518,15 +518,5 @@ std::optional<std::string> Args::string_opt(int i) const {
   return string(i);
 }
 
-void Args::check_device(int i) const {
-  if (!given(i)) return;
-  PyObject* o = obj[i];
-  Owned text(PyUnicode_Check(o) ? (Py_INCREF(o), o) : PyObject_Str(o));
-  if (!text) throw PythonError{};
-  const char* s = PyUnicode_AsUTF8(text.get());
-  if (!s) throw PythonError{};
-  if (std::strcmp(s, "cpu") == 0 || std::strcmp(s, "cpu:0") == 0) return;
-  fail(ErrorKind::Runtime, "ember runs on the CPU only: device '", s, "' is not available");
-}
 
 }  // namespace ember::python

@@ -73,7 +73,6 @@ class Args {
   std::string string(int i) const;
   std::string string(int i, const char* def) const { return given(i) ? string(i) : std::string(def); }
   std::optional<std::string> string_opt(int i) const;
-  void check_device(int i) const;  // RuntimeError unless omitted, None or the CPU
 
   bool given(int i) const { return obj[i] != nullptr && obj[i] != Py_None; }
 
@@ -81,6 +80,28 @@ class Args {
   Dims lists_[kMaxParams];
   mutable Tensor numbers_[kMaxParams];
 };
+
+// A factory's device= for the api:: call its wrapper makes (Note [The device of an op's
+// results], core/device.h): the argument when given; else the default device for a
+// factory that has no tensor argument to follow (empty, arange), nothing for one that has
+// (empty_like follows self).
+class ExplicitDevice {
+ public:
+  ExplicitDevice(const Args& a, int i, bool takes_tensors);
+  ~ExplicitDevice() { t_explicit_device.set = false; }
+  ExplicitDevice(const ExplicitDevice&) = delete;
+  ExplicitDevice& operator=(const ExplicitDevice&) = delete;
+
+ private:
+  void set(Device d) { t_explicit_device = ExplicitDeviceSlot{d, true}; }
+};
+
+// A Device from a device argument: a string ("cpu", "meta", "cuda:1"), an ember.device,
+// or an index (CUDA's). Asking for CUDA loads ember._C_cuda (ember.cuda._lazy_init), which
+// raises torch's errors where CUDA is absent.
+Device parse_device(PyObject* o);
+// The ember.device object of d (one per device, kept).
+PyObject* device_object(Device d);
 
 // Index of the first overload that matches, or -1 with a TypeError set that lists
 // what was expected.

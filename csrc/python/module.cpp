@@ -10,6 +10,7 @@
 #include "python/arg_parser.h"
 #include "python/errors.h"
 #include "python/objects.h"
+#include "ops_decl.h"       // generated
 #include "python_tables.h"  // generated
 
 #ifndef EMBER_BUILD_FLAGS
@@ -17,6 +18,9 @@
 #endif
 
 namespace ember::python {
+PyObject* f_set_default_device(PyObject*, PyObject* arg);  // python/device.cpp
+PyObject* f_get_default_device(PyObject*, PyObject*);
+
 namespace {
 
 PyObject* f_set_tensor_class(PyObject*, PyObject* cls) {
@@ -60,8 +64,13 @@ PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
     // data is any Python object; only the keywords go through the parser
     Args a;
     if (parse_args(&sig, 1, args + 1, 0, kwnames, a) < 0) return nullptr;
-    a.check_device(1);
-    return wrap(with_requires_grad(tensor_from_data(args[0], a.dtype_opt(0)), a.to_bool(2, false)));
+    const Device device = a.given(1) ? parse_device(a.obj[1]) : t_default_device;
+    Tensor t = tensor_from_data(args[0], a.dtype_opt(0));
+    if (!device.is_cpu()) {
+      DeviceScope scope("tensor", device);
+      t = ops::to_device(t, std::nullopt, false, false, std::nullopt);
+    }
+    return wrap(with_requires_grad(t, a.to_bool(2, false)));
   });
 }
 
@@ -232,6 +241,8 @@ PyMethodDef module_functions[] = {
     {"_set_tensor_class", f_set_tensor_class, METH_O, nullptr},
     {"_set_constants", f_set_constants, METH_VARARGS, nullptr},
     {"_set_layout_ops", f_set_layout_ops, METH_VARARGS, nullptr},
+    {"_set_default_device", f_set_default_device, METH_O, "Sets this thread's default device (None: the CPU)."},
+    {"_get_default_device", f_get_default_device, METH_NOARGS, "This thread's default device."},
     {"_sparse_shell", f_sparse_shell, METH_VARARGS, nullptr},
     {"_legacy_new", EMBER_FASTCALL(f_legacy_new), METH_VARARGS | METH_KEYWORDS, nullptr},
     {"_from_array", f_from_array, METH_VARARGS, nullptr},

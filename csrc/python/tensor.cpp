@@ -162,17 +162,21 @@ PyObject* get_dtype(PyObject* self, void*) {
   Py_INCREF(d);
   return d;
 }
-PyObject* get_device(PyObject*, void*) {
-  if (!g_cpu_device) Py_RETURN_NONE;
-  Py_INCREF(g_cpu_device);
-  return g_cpu_device;
+PyObject* get_device(PyObject* self, void*) {
+  return guarded([&] { return device_object(self_of(self).device()); });
+}
+PyObject* get_is_cpu(PyObject* self, void*) { return PyBool_FromLong(self_of(self).is_cpu()); }
+PyObject* get_is_cuda(PyObject* self, void*) {
+  return PyBool_FromLong(self_of(self).device().type == DeviceType::CUDA);
+}
+PyObject* get_is_meta(PyObject* self, void*) {
+  return PyBool_FromLong(self_of(self).device().type == DeviceType::Meta);
 }
 PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLongLong(self_of(self).dim()); }
 PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromLongLong(self_of(self).itemsize()); }
 PyObject* get_nbytes(PyObject* self, void*) {
   return PyLong_FromLongLong(self_of(self).numel() * self_of(self).itemsize());
 }
-PyObject* get_true(PyObject*, void*) { Py_RETURN_TRUE; }
 PyObject* get_false(PyObject*, void*) { Py_RETURN_FALSE; }
 PyObject* get_layout(PyObject*, void*) {
   if (!g_constants.strided) Py_RETURN_NONE;
@@ -243,15 +247,15 @@ PyObject* get_array_interface(PyObject* self, void*) {
 PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, nullptr, "The sizes, as an ember.Size.", nullptr},
     {"dtype", get_dtype, nullptr, "The element type.", nullptr},
-    {"device", get_device, nullptr, "Always ember.device('cpu').", nullptr},
+    {"device", get_device, nullptr, "The device of the tensor's storage.", nullptr},
     {"ndim", get_ndim, nullptr, "The number of dims.", nullptr},
     {"itemsize", get_itemsize, nullptr, "Bytes per element.", nullptr},
     {"nbytes", get_nbytes, nullptr, "Bytes of the elements (numel * itemsize).", nullptr},
-    {"is_cpu", get_true, nullptr, nullptr, nullptr},
-    {"is_cuda", get_false, nullptr, nullptr, nullptr},
+    {"is_cpu", get_is_cpu, nullptr, nullptr, nullptr},
+    {"is_cuda", get_is_cuda, nullptr, nullptr, nullptr},
     {"is_sparse", get_false, nullptr, nullptr, nullptr},
     {"is_quantized", get_false, nullptr, nullptr, nullptr},
-    {"is_meta", get_false, nullptr, nullptr, nullptr},
+    {"is_meta", get_is_meta, nullptr, nullptr, nullptr},
     {"layout", get_layout, nullptr, "Always ember.strided.", nullptr},
     {"T", get_T, nullptr, "The dims in reverse order (a view).", nullptr},
     {"mT", get_mT, nullptr, "The last two dims swapped (a view).", nullptr},

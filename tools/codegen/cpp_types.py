@@ -140,8 +140,6 @@ def getter(a: Argument, index: int, op: Op, dtypes) -> str:
 
 
 _GETTER = {"int": "to_int", "float": "to_double", "bool": "to_bool", "Scalar": "scalar",
-           "ScalarType": "dtype", "MemoryFormat": "memory_format", "str": "string",
-           "Device": "check_device"}
+           "ScalarType": "dtype", "MemoryFormat": "memory_format", "str": "string"}
 _OPT_GETTER = {"int": "int_opt", "float": "double_opt", "bool": "bool_opt", "Scalar": "scalar_opt",
-               "ScalarType": "dtype_opt", "MemoryFormat": "memory_format_opt", "str": "string_opt",
-               "Device": "check_device"}
+               "ScalarType": "dtype_opt", "MemoryFormat": "memory_format_opt", "str": "string_opt"}

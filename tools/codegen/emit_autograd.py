@@ -324,14 +324,34 @@ def _record_body(op: Op, d: Derivative | None, cls: str | None, info: dict) -> s
     return "\n".join(lines)
 
 
+def _device_scope(op: Op) -> str:
+    """The line that sets the device the op allocates on (Note [The device of an op's
+    results], core/device.h): its tensors' common device, checked; for an op with a
+    device= argument, the one its wrapper was given, else its tensors' or, with none, the
+    enclosing op's."""
+    tensors = [a.name for a in _tensor_args(op)]
+    if op.has_out_param:
+        tensors.append("out.tensor")
+    name = op.schema.name
+    if any(a.type.base == "Device" for a in op.schema.arguments):
+        fallback = f"op_device(\"{name}\", {', '.join(tensors)})" if tensors else "t_op.device"
+        return f"  DeviceScope device_scope(\"{name}\", take_explicit_device({fallback}));\n"
+    if not tensors:
+        return ""
+    if op.devices == "self":
+        return f"  DeviceScope device_scope(\"{name}\", {tensors[0]}.device());\n"
+    return f"  DeviceScope device_scope(\"{name}\", op_device(\"{name}\", {', '.join(tensors)}));\n"
+
+
 def _function(op: Op, d: Derivative | None, cls: str | None, info: dict) -> str:
     s = op.schema
     sig = cpp_signature(op, defaults=False)
     tensors = _tensor_args(op)
     call = f"ops::{op.cpp_name}({_call_args(op)})"
     returns_tensors = s.returns and s.returns[0].base == "Tensor"
+    scope = _device_scope(op)
     if not tensors or not returns_tensors:
-        return f"{sig} {{\n  return {call};\n}}"
+        return f"{sig} {{\n{scope}  return {call};\n}}"
     record_sig = sig.replace(f" {op.cpp_name}(", f" record_{op.cpp_name}(", 1)
     record = f"[[gnu::noinline]] static {record_sig} {{\n{_record_body(op, d, cls, info)}\n}}"
     check = ", ".join(a.name for a in tensors)
@@ -342,7 +362,7 @@ def _function(op: Op, d: Derivative | None, cls: str | None, info: dict) -> str:
         first = tensors[0]
         guard = (f"  check_inference_write(out, {first.name});\n" if not first.type.is_list
                  else "  check_inference_write(out.tensor);\n")
-    body = (f"{sig} {{\n{guard}  if (trace::active()) [[unlikely]] return trace_{op.cpp_name}({_call_args(op)});\n"
+    body = (f"{sig} {{\n{scope}{guard}  if (trace::active()) [[unlikely]] return trace_{op.cpp_name}({_call_args(op)});\n"
             f"  if (!needs_record({check})) return {call};\n"
             f"  return record_{op.cpp_name}({_call_args(op)});\n}}")
     return record + "\n\n" + _trace(op, sig, check, call) + "\n\n" + body

@@ -143,7 +143,10 @@ def _call(o: Overload, kind: str, params: list[Argument], model: Model) -> str:
             continue
         if a.type.base == "Layout" or a.name in BINDING_ONLY_ARGS:
             continue  # the parser accepts only None and ember.strided; requires_grad: below
-        if a.type.base in PYTHON_ONLY:
+        if a.type.base == "Device":  # read by the api:: layer (Note [The device of an op's results])
+            takes_tensors = any(b.type.base == "Tensor" for b in op.schema.arguments)
+            checks.append(f"ExplicitDevice explicit_device(a, {index[src]}, {str(takes_tensors).lower()});")
+        elif a.type.base in PYTHON_ONLY:
             checks.append(getter(a, index[src], op, model.dtypes) + ";")
         else:
             exprs.append(getter(a, index[src], op, model.dtypes))

@@ -10,7 +10,7 @@ from .model import (DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, OPERATORS, OUT_DTYP
 from .schema import SchemaError, parse_schema
 
 OP_KEYS = {"func", "variants", "kernel", "doc", "aliases", "numbers", "operators", "promote", "dtypes", "manual",
-           "out_dtype", "numbers_checked"}
+           "out_dtype", "numbers_checked", "devices"}
 DTYPE_KEYS = {"name", "enum", "cpp", "legacy", "kind", "typestr", "aliases"}
 VARIANTS = {"function", "method", "inplace", "out"}
 
@@ -73,8 +73,11 @@ def load_ops(folder: Path, root: Path) -> tuple[Op, ...]:
                 raise DeclarationError(loc, "a method's first argument must be 'Tensor self'")
             if not e.get("doc"):
                 raise DeclarationError(loc, f"{schema.full_name} needs a 'doc:' (with an example)")
+            devices = e.get("devices", "same")
+            if devices not in ("same", "self"):
+                raise DeclarationError(loc, "devices must be 'same' (the default) or 'self'")
             ops.append(_elementwise_fields(e, Op(schema, family, variants, e.get("kernel"), e["doc"].strip(),
-                                                 tuple(e.get("aliases", ())), loc)))
+                                                 tuple(e.get("aliases", ())), loc, devices=devices)))
     return tuple(ops)
 
 

@@ -127,6 +127,8 @@ class Op:
     manual: bool = False                # an elementwise op whose C++ body is hand-written
     out_dtype: str = "castable"         # which out= dtypes it takes (OUT_DTYPES)
     numbers_checked: bool = False       # Python numbers must fit the compute dtype (torch's pow, clamp)
+    devices: str = "same"               # "same": tensors must share a device; "self": the op moves
+                                        # data between devices and runs on self's (copy_, to)
 
     @property
     def cpp_name(self) -> str:

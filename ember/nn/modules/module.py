@@ -917,20 +917,19 @@ class Module:
         if dtype is not None and not dtype.is_floating_point and not getattr(dtype, "is_complex", False):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
-        if device is not None and str(device) not in ("cpu", "cpu:0"):
-            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
 
         def convert(t):
             to_dtype = dtype if dtype is not None and t.is_floating_point() else None
             if memory_format is not None and t.dim() in (4, 5):  # as torch: channels_last on a 5-d one raises
-                return t.to(memory_format=memory_format) if to_dtype is None else t.to(to_dtype, memory_format=memory_format)
-            return t.to(to_dtype) if to_dtype is not None else t
+                return t.to(device, to_dtype, non_blocking, memory_format=memory_format)
+            return t.to(device, to_dtype, non_blocking)
 
         return self._apply(convert)
 
     def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
-        """Moves parameters and buffers to device without copying their values."""
-        return self._apply(lambda t: _C.empty_like(t), recurse=recurse)
+        """Moves parameters and buffers to device without copying their values (a model
+        built on the meta device gets real, uninitialized memory)."""
+        return self._apply(lambda t: _C.empty_like(t, device=device), recurse=recurse)
 
     def _float_apply(self, dtype) -> "Module":
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
@@ -956,11 +955,12 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self) -> "Module":
-        """Returns self: everything is on the CPU."""
+        """Parameters and buffers to the CPU; returns self."""
         return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None) -> "Module":
-        raise RuntimeError("ember runs on the CPU only: there is no CUDA device")
+        """Parameters and buffers to a CUDA device (the current one by default); returns self."""
+        return self._apply(lambda t: t.cuda(device))
 
     # ---- printing ----
 
