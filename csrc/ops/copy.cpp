@@ -18,8 +18,11 @@ std::atomic<ScalarType> g_default_dtype{ScalarType::Float32};
 // two numpy-backed storages can share memory.
 bool may_overlap(const Tensor& a, const Tensor& b) {
   if (a.numel() == 0 || b.numel() == 0) return false;
+  if (a.device() != b.device()) return false;
+  // Device memory has no host pointer, and meta none at all: its storages compare by identity.
+  if (!a.is_cpu() && a.storage() != b.storage()) return false;
   auto range = [](const Tensor& t, uintptr_t& lo, uintptr_t& hi) {
-    const char* base = t.storage()->data();
+    const char* base = t.storage()->device_data();
     lo = reinterpret_cast<uintptr_t>(base) + t.offset() * t.itemsize();
     hi = reinterpret_cast<uintptr_t>(base) + storage_bytes_needed(t.sizes(), t.strides(), t.offset(), t.itemsize());
   };

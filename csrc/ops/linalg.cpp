@@ -81,7 +81,7 @@ std::vector<int64_t> batch_offsets(const Tensor& t, IntList batch) {
 // same batch dims (a and b may be expanded); dtypes are equal and checked by the caller.
 // beta == 0 never reads out. out must be row-major in its last two dims (fresh).
 void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scalar& beta) {
-  if (out.numel() == 0) return;
+  if (out.numel() == 0 || !runs_kernels()) return;
   const int64_t nd = out.dim();
   const int64_t m = out.sizes()[nd - 2], n = out.sizes()[nd - 1], k = a.sizes()[nd - 1];
   check_bounds(a);
@@ -175,7 +175,7 @@ bool overlaps(const Tensor& a, const Tensor& b) {
       const int64_t span = (t.sizes()[d] - 1) * t.strides()[d];
       (span < 0 ? lo : hi) += span;
     }
-    const char* base = t.data();
+    const char* base = t.storage()->device_data() + t.offset() * t.itemsize();  // an address, never read
     return std::pair<const char*, const char*>(base + lo * t.itemsize(), base + (hi + 1) * t.itemsize());
   };
   auto ra = range(a), rb = range(b);

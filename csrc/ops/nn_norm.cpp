@@ -81,6 +81,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     EMBER_CHECK(!t->defined() || t->numel() == C, Runtime, "running_mean should contain ", C,
                 " elements not ", t->numel());
   const ScalarType ct = compute_dtype(input.dtype());
+  if (!runs_kernels())  // no data: the results' metadata (the running statistics stay as they are)
+    return {in_layout_of(empty_tensor(input.sizes(), input.dtype()), input), empty_tensor({C}, ct),
+            empty_tensor({C}, ct)};
   Tensor x = dense(input, ct), w = weight.defined() ? dense(weight, ct) : Tensor(),
          b = bias.defined() ? dense(bias, ct) : Tensor();
   std::vector<double> mean(C), var(C), invstd(C);
@@ -139,6 +142,11 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
     EMBER_CHECK(!t->defined() || t->numel() == C, Runtime, "native_batch_norm_backward: expected ", C,
                 " elements per statistic and weight, but got ", t->numel());
   const ScalarType ct = compute_dtype(input.dtype());
+  if (!runs_kernels()) {
+    const ScalarType wt = weight.defined() ? weight.dtype() : input.dtype();
+    return {in_layout_of(empty_tensor(input.sizes(), input.dtype()), input), empty_tensor({C}, wt),
+            empty_tensor({C}, wt)};
+  }
   Tensor g = dense(grad_out, ct), x = dense(input, ct), w = weight.defined() ? dense(weight, ct) : Tensor();
   std::vector<double> mean(C), invstd(C);
   if (save_mean.defined() && save_invstd.defined()) {
