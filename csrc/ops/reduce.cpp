@@ -149,7 +149,7 @@ Tensor finish(const Tensor& acc, const Tensor& self, const Dims& mask, bool keep
     return copy_(dst, r, false);
   }
   if (r.dtype() == dtype) return r;
-  if (r.dim() == 0) return scalar_tensor(item(r), dtype);  // cheaper than a converting copy
+  if (r.dim() == 0 && r.is_cpu()) return scalar_tensor(item(r), dtype);  // cheaper than a converting copy
   return to_dtype(r, dtype, false, false, std::nullopt);
 }
 

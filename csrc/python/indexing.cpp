@@ -165,6 +165,16 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
   return r;
 }
 
+// Index tensors follow the indexed tensor to its device, as torch moves CPU indices.
+void move_indices(const Tensor& view, std::vector<Tensor>& indices) {
+  if (view.is_cpu()) return;
+  for (Tensor& i : indices) {
+    if (!i.defined() || i.device() == view.device()) continue;
+    t_explicit_device = ExplicitDeviceSlot{view.device(), true};
+    i = api::to_device(i, std::nullopt, false, false, std::nullopt);
+  }
+}
+
 }  // namespace
 
 PyObject* tensor_getitem(PyObject* self, PyObject* key) {
@@ -176,6 +186,7 @@ PyObject* tensor_getitem(PyObject* self, PyObject* key) {
       if (r.view.is_same(t)) r.view = api::view(t, t.sizes());
       return wrap(r.view);
     }
+    move_indices(r.view, r.indices);
     return wrap(api::index(r.view, r.indices));
   });
 }
@@ -228,6 +239,7 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
     }
     if (v.dtype() != t.dtype() && (r.python_bools_only || (r.masks_only && v.dim() == 0)))
       v = ops::to_dtype(v, t.dtype(), false, false, std::nullopt);
+    move_indices(r.view, r.indices);
     api::index_put_(r.view, r.indices, v, false);
     return 0;
   });

@@ -44,7 +44,8 @@ PyObject* storage_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 }
 
 PyObject* s_nbytes(PyObject* self, PyObject*) { return PyLong_FromSize_t(storage_of(self)->nbytes()); }
-PyObject* s_data_ptr(PyObject* self, PyObject*) { return PyLong_FromVoidPtr(storage_of(self)->data()); }
+// The device's address (0 on meta, as torch), never read here.
+PyObject* s_data_ptr(PyObject* self, PyObject*) { return PyLong_FromVoidPtr(storage_of(self)->device_data()); }
 PyObject* s_resizable(PyObject* self, PyObject*) { return PyBool_FromLong(storage_of(self)->resizable()); }
 
 PyObject* s_resize_(PyObject* self, PyObject* arg) {
@@ -79,6 +80,11 @@ PyObject* s_copy_from_buffer(PyObject* self, PyObject* args) {
   const Storage& s = storage_of(self);
   bool fits = offset >= 0 && offset <= view.len &&
               static_cast<size_t>(view.len - offset) >= s->nbytes();
+  if (!s->device().is_cpu()) {
+    PyBuffer_Release(&view);
+    PyErr_SetString(PyExc_RuntimeError, "_copy_from_buffer: the storage is not on the CPU");
+    return nullptr;
+  }
   if (fits && s->nbytes()) std::memcpy(s->data(), static_cast<const char*>(view.buf) + offset, s->nbytes());
   PyBuffer_Release(&view);
   if (!fits) {
@@ -91,7 +97,7 @@ PyObject* s_copy_from_buffer(PyObject* self, PyObject* args) {
 
 PyObject* s_to_bytes(PyObject* self, PyObject*) {
   const Storage& s = storage_of(self);
-  return PyBytes_FromStringAndSize(s->data(), static_cast<Py_ssize_t>(s->nbytes()));
+  return guarded([&] { return PyBytes_FromStringAndSize(s->data(), static_cast<Py_ssize_t>(s->nbytes())); });
 }
 
 // _from_file(filename, shared, nbytes) (classmethod): a memory-mapped storage.

@@ -5,6 +5,7 @@
 #include "ops/geometry.h"
 #include "ops/internal.h"
 #include "api_decl.h"
+#include "ops_decl.h"
 #include "autograd/meta.h"
 #include <cstring>
 #include <map>
@@ -297,8 +298,10 @@ PyObject* m_dim(PyObject* self, PyObject*) { return PyLong_FromLongLong(self_of(
 PyObject* m_numel(PyObject* self, PyObject*) { return PyLong_FromLongLong(self_of(self).numel()); }
 PyObject* m_storage_offset(PyObject* self, PyObject*) { return PyLong_FromLongLong(self_of(self).offset()); }
 PyObject* m_element_size(PyObject* self, PyObject*) { return PyLong_FromLongLong(self_of(self).itemsize()); }
-PyObject* m_data_ptr(PyObject* self, PyObject*) {
-  return PyLong_FromVoidPtr(static_cast<void*>(self_of(self).data()));
+PyObject* m_data_ptr(PyObject* self, PyObject*) {  // a device address (0 on meta, as torch), never read here
+  const Tensor& t = self_of(self);
+  char* base = t.storage()->device_data();
+  return PyLong_FromVoidPtr(base ? base + t.offset() * t.itemsize() : nullptr);
 }
 PyObject* m_is_floating_point(PyObject* self, PyObject*) { return PyBool_FromLong(is_floating(self_of(self).dtype())); }
 PyObject* m_is_signed(PyObject* self, PyObject*) {
@@ -327,6 +330,11 @@ PyObject* m_item(PyObject* self, PyObject*) {
 PyObject* m_tolist(PyObject* self, PyObject*) {
   const Tensor& t = self_of(self);
   return guarded([&]() -> PyObject* {
+    if (t.device().type == DeviceType::CUDA) {  // the values come to the host first
+      DeviceScope cpu("tolist", Device());
+      Tensor host = ops::to_device(t, std::nullopt, false, false, std::nullopt);
+      return tolist_rec(host, 0, host.data());
+    }
     check_bounds(t);
     return tolist_rec(t, 0, t.data());
   });
