@@ -328,7 +328,7 @@ def test_factories_errors(fn_name):
 def test_factories_device():
     check(lambda lib: lib.zeros(2, device="cpu"))
     check(lambda lib: lib.ones(2, device=lib.device("cpu")))
-    with pytest.raises(RuntimeError):
+    with pytest.raises((AssertionError, RuntimeError)):  # not compiled with CUDA, or no driver/GPU
         ember.zeros(2, device="cuda")
 
 
