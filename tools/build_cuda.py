@@ -98,7 +98,8 @@ def cudart_static(home: Path) -> Path:
 
 def link_command(objects: list[str], output: str, home: Path, cxx: str = "g++") -> list[str]:
     # --exclude-libs: the runtime's symbols stay inside the module
-    return [*shlex.split(cxx), "-shared", "-o", output, *objects, str(cudart_static(home)), *LINK_LIBS, "-Wl,--exclude-libs,ALL"]
+    return [*shlex.split(cxx), "-shared", "-o", output, *objects, str(cudart_static(home)), *LINK_LIBS,
+            "-Wl,--exclude-libs,ALL"]
 
 
 def build(root: Path, build_temp: Path, output: Path, up_to_date, environ=os.environ) -> None:

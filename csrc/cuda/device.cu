@@ -43,8 +43,9 @@ int synchronize(int index) {
   return err == cudaSuccess ? kDeviceOk : cuda_error(err);
 }
 
-const DeviceInterface kCuda = {kDeviceAbiVersion, "cuda",         "CUDA",         true,        cached_alloc, cached_free,
-                               copy_bytes,        count_devices, current_device, synchronize, last_error};
+const DeviceInterface kCuda = {kDeviceAbiVersion, "cuda",         "CUDA",         true,
+                               cached_alloc,      cached_free,    copy_bytes,     count_devices,
+                               current_device,    synchronize,    last_error};
 
 constexpr const char* kForked =
     "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' "

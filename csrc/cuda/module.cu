@@ -132,7 +132,8 @@ PyObject* f_mem_get_info(PyObject*, PyObject* arg) {
   cudaError_t err = guard.set(device);
   if (err == cudaSuccess) err = cudaMemGetInfo(&free_bytes, &total_bytes);
   if (err != cudaSuccess) return raise_cuda(err);
-  return Py_BuildValue("(KK)", static_cast<unsigned long long>(free_bytes), static_cast<unsigned long long>(total_bytes));
+  return Py_BuildValue("(KK)", static_cast<unsigned long long>(free_bytes),
+                       static_cast<unsigned long long>(total_bytes));
 }
 
 PyObject* f_empty_cache(PyObject*, PyObject*) {
