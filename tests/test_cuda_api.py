@@ -27,10 +27,16 @@ COMPILED = cuda._is_compiled()
 
 
 @pytest.fixture
-def absent(monkeypatch):
-    """ember.cuda as in a fresh process, set up by the test; the real state comes back after."""
+def core_without_cuda():
+    """For tests of tensors on 'cuda' where CUDA is absent: the core asks ember.cuda only
+    while its device table holds no CUDA entry (listed before the fixtures that fake it)."""
     if cuda.is_initialized():
         pytest.skip("CUDA is initialized in this process: the core's device table holds it")
+
+
+@pytest.fixture
+def absent(monkeypatch):
+    """ember.cuda as in a fresh process, set up by the test; the real state comes back after."""
     for name, value in [("_lib", None), ("_absent", None), ("_initialized", False), ("_in_bad_fork", False),
                         ("_properties", {})]:
         monkeypatch.setattr(cuda, name, value)
@@ -97,7 +103,7 @@ def test_not_compiled_errors(not_compiled):
 
 @pytest.mark.parametrize("call", [lambda: ember.empty(2, device="cuda"), lambda: ember.ones(2).cuda(),
                                   lambda: ember.tensor([1.0], device="cuda:0")], ids=["empty", "cuda", "tensor"])
-def test_not_compiled_tensor_on_cuda_raises(not_compiled, call):
+def test_not_compiled_tensor_on_cuda_raises(core_without_cuda, not_compiled, call):
     # the core asks ember.cuda._lazy_init() for the first tensor on 'cuda'
     with pytest.raises(AssertionError, match=NOT_COMPILED):
         call()
@@ -108,10 +114,15 @@ def test_no_driver_errors_and_never_loads_the_extension(no_driver):
     loaded = "ember._C_cuda" in sys.modules
     assert (cuda.is_available(), cuda.device_count(), cuda.memory_allocated(), cuda.memory_stats()) == (False, 0, 0, {})
     for call in [cuda.current_device, cuda.init, lambda: cuda.get_device_name(), lambda: cuda.set_device(0),
-                 cuda.synchronize, lambda: cuda.device(0).__enter__(), lambda: ember.empty(2, device="cuda")]:
+                 cuda.synchronize, lambda: cuda.device(0).__enter__()]:
         with pytest.raises(RuntimeError, match=NO_DRIVER):
             call()
     assert cuda._lib is None and ("ember._C_cuda" in sys.modules) == loaded
+
+
+def test_no_driver_tensor_on_cuda_raises(core_without_cuda, no_driver):
+    with pytest.raises(RuntimeError, match=NO_DRIVER):
+        ember.empty(2, device="cuda")
 
 
 def test_no_gpu(absent):

@@ -64,7 +64,10 @@ def _load():
         elif not _driver_found():
             _absent = (RuntimeError, _NO_DRIVER)
         else:
-            _lib = _importlib.import_module("ember._C_cuda")
+            try:
+                _lib = _importlib.import_module("ember._C_cuda")
+            except ImportError as error:  # built against another ember._C: say so at first use
+                _absent = (ImportError, f"ember._C_cuda could not be loaded: {error}")
     return _lib
 
 
