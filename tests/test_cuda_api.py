@@ -14,7 +14,7 @@ import pytest
 
 import ember
 import ember.cuda as cuda
-from cuda_entry import ABI_VERSION, ERROR, OK, alloc, cuda_entry
+from cuda_entry import ABI_VERSION, DEVICE_TO_HOST, ERROR, OK, alloc, cuda_entry
 from helpers import torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,6 +202,10 @@ def test_cuda_entry_without_a_gpu():
     assert entry.device_count(count) == OK and count.value == cuda.device_count()
     assert alloc(entry, -1, 0) == (OK, None)  # nothing to allocate
     entry.free(0, None, 0)  # free never fails
+    buffer = ctypes.create_string_buffer(8)
+    assert entry.copy_bytes(0, buffer, None, 0, DEVICE_TO_HOST) == OK  # nothing to copy
+    assert entry.copy_bytes(0, buffer, None, 8, 7) == ERROR
+    assert entry.error_message() == b"copy_bytes: unknown copy kind 7"
     if cuda.is_available():
         pytest.skip("a GPU is here: test_cuda.py calls the entry with it")
     status, address = alloc(entry, 0, 1024)
