@@ -2,7 +2,8 @@
 every translation unit in parallel, recompiling only those whose sources or headers
 changed (gcc's -MMD dependency files). EMBER_MARCH overrides -march (default: native),
 EMBER_CFLAGS adds flags, EMBER_SANITIZE=1 builds with AddressSanitizer and
-UndefinedBehaviorSanitizer (see README, "Sanitizer build")."""
+UndefinedBehaviorSanitizer (see README, "Sanitizer build"). EMBER_CUDA=1 builds ember._C_cuda
+too, EMBER_CUDA=only builds it alone (tools/build_cuda.py)."""
 import os
 import shlex
 import shutil
@@ -15,6 +16,7 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
+from tools import build_cuda  # noqa: E402
 from tools.codegen import generate  # noqa: E402
 
 
@@ -77,22 +79,24 @@ def up_to_date(obj: Path, src: Path) -> bool:
 
 class BuildExt(build_ext):
     def run(self):
-        gen_dir = Path(self.build_temp) / "generated"
-        stub = ROOT / "ember" / "_C.pyi"
-        generated = generate(gen_dir, pyi_path=stub)
-        if not self.inplace:  # build_py ran before the stub existed: put it beside the built package too
-            target = Path(self.build_lib) / "ember" / "_C.pyi"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(stub, target)
         for ext in self.extensions:
             if ext.name != "ember._C":
                 continue
+            gen_dir = Path(self.build_temp) / "generated"
+            stub = ROOT / "ember" / "_C.pyi"
+            generated = generate(gen_dir, pyi_path=stub)
+            if not self.inplace:  # build_py ran before the stub existed: put it beside the built package too
+                target = Path(self.build_lib) / "ember" / "_C.pyi"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(stub, target)
             ext.sources = hand_written_sources() + [os.path.relpath(p, ROOT) for p in generated]
             ext.include_dirs = ["csrc", str(gen_dir)]
         self.force = True  # the per-object check below decides what to recompile
         super().run()
 
     def build_extension(self, ext):
+        if ext.name == "ember._C_cuda":  # nvcc's own parallel, incremental build
+            return build_cuda.build(ROOT, Path(self.build_temp), Path(self.get_ext_fullpath(ext.name)), up_to_date)
         compiler = self.compiler
         flags = compile_flags()
         if ext.name == "ember._C_gloo":  # one file: the stock compile, with ember's flags (and sanitizers)
@@ -141,10 +145,27 @@ class BuildExt(build_ext):
         super().build_extension(ext)
 
 
-EXTENSIONS = [Extension("ember._C", sources=["csrc/python/module.cpp"], language="c++")]
-if gloo_found():
-    EXTENSIONS.append(Extension("ember._C_gloo", sources=["csrc_gloo/gloo_module.cpp"], libraries=["gloo"],
-                                language="c++"))
+def cuda_extensions():
+    """ember._C_cuda, when EMBER_CUDA asks for it: the toolkit is checked before anything
+    compiles, so a missing or wrong nvcc fails the build at once, saying what to do."""
+    try:
+        mode = build_cuda.requested()
+        if mode is None:
+            return None, []
+        build_cuda.check_toolkit()
+    except build_cuda.CudaBuildError as error:
+        raise SystemExit(f"ember: {error}") from None
+    return mode, [Extension("ember._C_cuda", sources=build_cuda.sources(ROOT), language="c++")]
+
+
+CUDA_MODE, CUDA_EXTENSIONS = cuda_extensions()
+EXTENSIONS = []
+if CUDA_MODE != "only":
+    EXTENSIONS.append(Extension("ember._C", sources=["csrc/python/module.cpp"], language="c++"))
+    if gloo_found():
+        EXTENSIONS.append(Extension("ember._C_gloo", sources=["csrc_gloo/gloo_module.cpp"], libraries=["gloo"],
+                                    language="c++"))
+EXTENSIONS += CUDA_EXTENSIONS
 
 setup(
     ext_modules=EXTENSIONS,

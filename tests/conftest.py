@@ -5,8 +5,12 @@ exit 0 after a sanitizer fault (exitcode=0): run.sh judges every process by its 
 real report still fails CI, while LeakSanitizer's own tracer crash at a child's exit (a
 runtime fault, no report; run.sh names it) no longer turns that child's status into a
 failed test. This process keeps the runtime's exit status: its options were read at start.
+
+Tests marked `cuda` need a GPU: they skip where ember.cuda.is_available() is False.
 """
 import os
+
+import pytest
 
 if "log_path=" in os.environ.get("ASAN_OPTIONS", ""):
     os.environ["ASAN_OPTIONS"] += ":exitcode=0"
@@ -14,6 +18,20 @@ if "log_path=" in os.environ.get("ASAN_OPTIONS", ""):
 
 def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: 0 if item.fspath.basename == "test_smoke.py" else 1)
+    skip_cuda_tests_without_a_gpu(items)
+
+
+def skip_cuda_tests_without_a_gpu(items):
+    marked = [item for item in items if item.get_closest_marker("cuda")]
+    if not marked:
+        return  # ember.cuda is not even imported
+    import ember.cuda
+
+    if ember.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a GPU: ember.cuda.is_available() is False")
+    for item in marked:
+        item.add_marker(skip)
 
 
 def pytest_sessionfinish(session, exitstatus):
