@@ -247,14 +247,15 @@ def format_tensor(t, default_dtype, prefix="tensor("):
     """
     indent = len(prefix)
     original = t
-    device = t.device
-    if device.type == "meta":  # no data: torch prints the metadata only
+    device = getattr(t, "device", None)  # the printing tests pass stand-ins without one
+    device_type = getattr(device, "type", "cpu")
+    if device_type == "meta":  # no data: torch prints the metadata only
         suffixes = ["device='meta'", f"size={tuple(t.shape)}"]
         if t.dtype != default_dtype:
             suffixes.append(f"dtype={t.dtype}")
         return _add_suffixes(prefix + "...", suffixes + _grad_suffixes(t), indent)
-    suffixes = [] if device.type == "cpu" else [f"device='{device}'"]
-    if device.type != "cpu":
+    suffixes = [] if device_type == "cpu" else [f"device='{device}'"]
+    if device_type != "cpu":
         t = t.detach().cpu()
     if t.numel() == 0:
         body = "[]"

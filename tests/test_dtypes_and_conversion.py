@@ -356,7 +356,7 @@ def test_to_errors():
 def test_to_cuda_raises():
     for call in [lambda: ember.zeros(2).to(device="cuda"), lambda: ember.zeros(2).to("cuda"),
                  lambda: ember.zeros(2).to("cuda:0", ember.float64), lambda: ember.zeros(2).cuda()]:
-        with pytest.raises(RuntimeError):
+        with pytest.raises((AssertionError, RuntimeError)):  # not compiled with CUDA, or no driver/GPU
             call()
 
 

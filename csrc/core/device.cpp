@@ -82,6 +82,7 @@ bool device_runs_kernels(Device device) {
 void check_device_status(const DeviceInterface& dev, int status, const char* what) {
   if (status == kDeviceOk) return;
   const char* msg = dev.error_message ? dev.error_message() : "";
+  if (status == kDeviceOutOfMemory) fail(ErrorKind::Runtime, msg);  // the device's own "CUDA out of memory. ..."
   fail(ErrorKind::Runtime, dev.backend, " error in ", what, ": ", msg);
 }
 
