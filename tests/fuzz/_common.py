@@ -39,6 +39,8 @@ EXPECTED = (IndexError, TypeError, ValueError, RuntimeError, NotImplementedError
 
 
 def expected(exc: BaseException) -> bool:
+    if isinstance(exc, AssertionError):  # torch's answer to asking for CUDA in a build without it
+        return str(exc) == "ember not compiled with CUDA enabled"
     return isinstance(exc, EXPECTED) and not isinstance(exc, SystemError)
 
 
