@@ -106,7 +106,7 @@ ZOO = [
     ("nn.MultiMarginLoss()", [(3, 5), ("i", 5, (3,))]),
     ("nn.MultiLabelMarginLoss()", [(3, 5), ("i", 5, (3, 5))]),
     ("nn.MultiLabelSoftMarginLoss()", [(3, 5), ("u", (3, 5))]),
-    ("nn.SoftMarginLoss()", [(3, 5), (3, 5)]),
+    ("nn.SoftMarginLoss()", [(3, 5), ("u", (3, 5))]),
     ("nn.HingeEmbeddingLoss()", [(3, 5), (3, 5)]),
     ("nn.CosineEmbeddingLoss()", [(3, 5), (3, 5), (3,)]),
     ("nn.MarginRankingLoss()", [(3,), (3,), (3,)]),
@@ -231,6 +231,55 @@ def test_zoo_constructed_with_device_meta(expr, spec):
     assert all(isinstance(p, nn.Parameter) for p in meta.parameters())
 
 
+# every layer whose constructor takes device=, with arguments (and, for the lazy ones, an
+# input that materializes them)
+CONSTRUCTORS = {
+    "AdaptiveLogSoftmaxWithLoss": ((8, 10, [4, 8]), None), "BatchNorm1d": ((3,), None),
+    "BatchNorm2d": ((3,), None), "BatchNorm3d": ((3,), None), "Bilinear": ((2, 3, 4), None),
+    "Conv1d": ((2, 3, 3), None), "Conv2d": ((2, 3, 3), None), "Conv3d": ((2, 3, 3), None),
+    "ConvTranspose1d": ((2, 3, 3), None), "ConvTranspose2d": ((2, 3, 3), None), "ConvTranspose3d": ((2, 3, 3), None),
+    "Embedding": ((5, 3), None), "EmbeddingBag": ((5, 3), None), "GRU": ((3, 4, 2), None), "GRUCell": ((3, 4), None),
+    "GroupNorm": ((2, 4), None), "InstanceNorm1d": ((3, 1e-5, 0.1, True, True), None),
+    "InstanceNorm2d": ((3, 1e-5, 0.1, True), None), "InstanceNorm3d": ((3,), None), "LSTM": ((3, 4, 2), None),
+    "LSTMCell": ((3, 4), None), "LayerNorm": (((3, 4),), None), "LazyBatchNorm1d": ((), (2, 3)),
+    "LazyBatchNorm2d": ((), (2, 3, 4, 4)), "LazyBatchNorm3d": ((), (2, 3, 2, 2, 2)), "LazyConv1d": ((4, 3), (1, 2, 5)),
+    "LazyConv2d": ((4, 3), (1, 2, 5, 5)), "LazyConv3d": ((4, 3), (1, 2, 3, 3, 3)),
+    "LazyConvTranspose1d": ((4, 3), (1, 2, 5)), "LazyConvTranspose2d": ((4, 3), (1, 2, 5, 5)),
+    "LazyConvTranspose3d": ((4, 3), (1, 2, 3, 3, 3)), "LazyInstanceNorm1d": ((1e-5, 0.1, True, True), (2, 3, 4)),
+    "LazyInstanceNorm2d": ((1e-5, 0.1, True), (2, 3, 4, 4)), "LazyInstanceNorm3d": ((), (2, 3, 2, 2, 2)),
+    "LazyLinear": ((4,), (2, 3)), "Linear": ((3, 4), None), "MultiheadAttention": ((8, 2, 0.0, True, True, True, 6, 4),
+                                                                                None),
+    "PReLU": ((3,), None), "RMSNorm": ((4,), None), "RNN": ((3, 4, 2), None), "RNNBase": (("LSTM", 3, 4), None),
+    "RNNCell": ((3, 4), None), "RNNCellBase": ((3, 4, True, 2), None), "Transformer": ((8, 2, 1, 1, 16), None),
+    "TransformerDecoderLayer": ((8, 2, 16), None), "TransformerEncoderLayer": ((8, 2, 16), None),
+}
+
+
+def test_every_layer_taking_device_is_listed():
+    takes_device = {n for n in dir(nn) if inspect.isclass(getattr(nn, n)) and issubclass(getattr(nn, n), nn.Module)
+                    and "device" in inspect.signature(getattr(nn, n).__init__).parameters}
+    assert takes_device == set(CONSTRUCTORS)
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTORS))
+def test_constructor_device_meta(name):
+    """Parameters and buffers on meta, of the CPU-built layer's shapes and dtypes (float64
+    asked for); a lazy layer materializes on meta."""
+    args, lazy_input = CONSTRUCTORS[name]
+    cls = getattr(nn, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Transformer's nested-tensor notice
+        cpu = cls(*args, dtype=ember.float64)
+        meta = cls(*args, device="meta", dtype=ember.float64)
+    if lazy_input is not None:
+        cpu(ember.randn(*lazy_input, dtype=ember.float64))
+        meta(ember.randn(*lazy_input, dtype=ember.float64, device="meta"))
+    state = [(k, tuple(v.shape), v.dtype) for k, v in meta.state_dict().items()]
+    assert state == [(k, tuple(v.shape), v.dtype) for k, v in cpu.state_dict().items()]
+    assert all(p.dtype == ember.float64 for p in meta.parameters())
+    _assert_nothing_allocated(list(meta.parameters()) + list(meta.buffers()))
+
+
 @pytest.mark.parametrize("expr,spec", ZOO, ids=[z[0] for z in ZOO])
 def test_zoo_shapes_match_torch_on_meta(expr, spec):
     """The same layer and inputs in torch on meta: the outputs' and gradients' shapes and
@@ -272,6 +321,8 @@ def test_functional_factories_follow_the_input_device():
         lambda: F.affine_grid(ember.empty(1, 2, 3, device="meta"), (1, 1, 4, 4), align_corners=False),
         lambda: F.grid_sample(x, ember.empty(1, 3, 3, 2, device="meta"), align_corners=False),
         lambda: F.one_hot(ember.empty(4, dtype=ember.int64, device="meta"), 6),
+        lambda: F.embedding(ember.empty(4, dtype=ember.int64, device="meta"), ember.empty(5, 3, device="meta"),
+                            max_norm=1.0),
         lambda: F.unfold(x, 2),
         lambda: F.pdist(ember.empty(4, 3, device="meta")),
         lambda: F.scaled_dot_product_attention(x, x, x, is_causal=True),
@@ -679,6 +730,46 @@ def test_optimizer_state_dict_loads_onto_meta_parameters():
     for p in meta_model.parameters():
         assert meta_opt.state[p]["exp_avg"].is_meta and meta_opt.state[p]["exp_avg_sq"].is_meta
         assert meta_opt.state[p]["step"].device == ember.device("cpu")
+
+
+def test_optimizer_step_counter_stays_on_the_cpu_under_a_meta_default():
+    p = nn.Parameter(ember.zeros(2, device="meta"))
+    p.grad = ember.ones(2, device="meta")
+    opt = ember.optim.Adam([p])
+    with ember.device("meta"):
+        opt.step()
+    assert opt.state[p]["step"].device == ember.device("cpu") and opt.state[p]["exp_avg"].is_meta
+
+
+# ---------------------------------------------------------------- distributions, as_tensor
+def test_distributions_sample_on_their_parameters_device():
+    from ember.distributions import Bernoulli, Categorical, Normal, OneHotCategorical, Uniform
+
+    loc = ember.zeros(3, device="meta")
+    normal = Normal(loc, 1.0, validate_args=False)  # validation reads values: torch raises on meta too
+    for value in (normal.sample((2,)), normal.rsample(), normal.log_prob(loc), normal.scale,
+                  Uniform(loc, 1.0, validate_args=False).rsample(),
+                  Bernoulli(probs=ember.rand(3, device="meta"), validate_args=False).enumerate_support(),
+                  Categorical(probs=ember.rand(3, device="meta"), validate_args=False).enumerate_support(),
+                  OneHotCategorical(probs=ember.rand(3, device="meta"), validate_args=False).enumerate_support()):
+        assert value.is_meta
+    with pytest.raises(RuntimeError, match="meta"):
+        Normal(loc, 1.0, validate_args=True)
+
+
+def test_as_tensor_device():
+    import numpy as np
+
+    x = ember.zeros(2)
+    assert ember.as_tensor(x) is x and ember.as_tensor(x, device="cpu") is x
+    assert ember.as_tensor(x, device="meta").is_meta
+    assert ember.as_tensor(np.zeros(3), device="meta").is_meta
+    assert ember.as_tensor([1, 2], device="meta").dtype == ember.int64
+    with ember.device("meta"):
+        assert ember.as_tensor([1.0]).is_meta and ember.as_tensor(np.zeros(2)).is_meta
+    a = np.zeros(3)
+    ember.as_tensor(a)[0] = 5  # shares the array's memory on the CPU
+    assert a[0] == 5
 
 
 # ---------------------------------------------------------------- storages

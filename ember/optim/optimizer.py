@@ -334,6 +334,7 @@ class Optimizer:
     # ---- helpers for the subclasses ----
 
     def _init_step_state(self, state: dict) -> Any:
-        """A fresh 'step' counter, a 0-dim float tensor as torch keeps it."""
-        state["step"] = _C.zeros((), dtype=_scalar_dtype())
+        """A fresh 'step' counter, a 0-dim float tensor on the CPU (whatever the default
+        device) as torch keeps it."""
+        state["step"] = _C.zeros((), dtype=_scalar_dtype(), device="cpu")
         return state["step"]

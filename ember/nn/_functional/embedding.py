@@ -31,7 +31,10 @@ def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Option
 
 
 def _embedding_renorm_(weight, indices, max_norm: float, norm_type: float) -> None:
-    """Rows of weight at indices whose norm exceeds max_norm scaled to max_norm (no grad)."""
+    """Rows of weight at indices whose norm exceeds max_norm scaled to max_norm (no grad);
+    nothing on meta, where the rows to scale are unknown."""
+    if weight.is_meta:
+        return
     with no_grad():
         rows = _C._unique(indices.reshape(-1), True, False, False, None)[0]
         picked = weight.index_select(0, rows)
