@@ -305,38 +305,46 @@ def test_zoo_shapes_match_torch_on_meta(expr, spec):
         [(n, tuple(p.shape)) for n, p in t_module.named_parameters()]
 
 
-def test_functional_factories_follow_the_input_device():
-    """The compositions that make tensors of their own (index vectors, masks, fills,
-    resampling matrices) make them on their input's device."""
-    F = nn.functional
-    x = ember.empty(1, 2, 5, 5, device="meta")
-    cases = [
-        lambda: F.pad(x, (1, 2, 0, 1), mode="reflect"),
-        lambda: F.pad(x, (1, 2, 1, 0), mode="circular"),
-        lambda: F.pad(x, (1, 1), value=3.0),
-        lambda: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
-        lambda: F.interpolate(x, size=(3, 3), mode="bilinear", antialias=True),
-        lambda: F.interpolate(x, size=(7, 8), mode="bicubic"),
-        lambda: F.interpolate(x, scale_factor=2, mode="nearest"),
-        lambda: F.affine_grid(ember.empty(1, 2, 3, device="meta"), (1, 1, 4, 4), align_corners=False),
-        lambda: F.grid_sample(x, ember.empty(1, 3, 3, 2, device="meta"), align_corners=False),
-        lambda: F.one_hot(ember.empty(4, dtype=ember.int64, device="meta"), 6),
-        lambda: F.embedding(ember.empty(4, dtype=ember.int64, device="meta"), ember.empty(5, 3, device="meta"),
-                            max_norm=1.0),
-        lambda: F.unfold(x, 2),
-        lambda: F.pdist(ember.empty(4, 3, device="meta")),
-        lambda: F.scaled_dot_product_attention(x, x, x, is_causal=True),
-        lambda: F.scaled_dot_product_attention(x, x, x, attn_mask=ember.empty(5, 5, dtype=ember.bool, device="meta")),
-        lambda: F.dropout(x, 0.5),
-        lambda: F.rrelu(x, training=True),
-        lambda: F.fractional_max_pool2d(x, 2, output_size=2),
-        lambda: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
-        lambda: nn.utils.rnn.pad_sequence([ember.empty(3, 2, device="meta"), ember.empty(1, 2, device="meta")]),
-        lambda: nn.utils.rnn.invert_permutation(ember.empty(4, dtype=ember.int64, device="meta")),
-    ]
-    for i, case in enumerate(cases):
-        out = case()
-        assert out.device == META, i
+def _meta(*shape, dtype=None):
+    return ember.empty(*shape, dtype=dtype, device="meta")
+
+
+F = nn.functional
+X = (1, 2, 5, 5)
+# compositions that make tensors of their own (index vectors, masks, fills, resampling
+# matrices, noise): (id, function of a meta (1, 2, 5, 5) tensor)
+FUNCTIONAL = [
+    ("pad reflect", lambda x: F.pad(x, (1, 2, 0, 1), mode="reflect")),
+    ("pad circular", lambda x: F.pad(x, (1, 2, 1, 0), mode="circular")),
+    ("pad constant", lambda x: F.pad(x, (1, 1), value=3.0)),
+    ("bilinear", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)),
+    ("antialias", lambda x: F.interpolate(x, size=(3, 3), mode="bilinear", antialias=True)),
+    ("bicubic", lambda x: F.interpolate(x, size=(7, 8), mode="bicubic")),
+    ("nearest", lambda x: F.interpolate(x, scale_factor=2, mode="nearest")),
+    ("affine_grid", lambda x: F.affine_grid(_meta(1, 2, 3), (1, 1, 4, 4), align_corners=False)),
+    ("grid_sample", lambda x: F.grid_sample(x, _meta(1, 3, 3, 2), align_corners=False)),
+    ("one_hot", lambda x: F.one_hot(_meta(4, dtype=ember.int64), 6)),
+    ("embedding max_norm", lambda x: F.embedding(_meta(4, dtype=ember.int64), _meta(5, 3), max_norm=1.0)),
+    ("unfold", lambda x: F.unfold(x, 2)),
+    ("pdist", lambda x: F.pdist(_meta(4, 3))),
+    ("sdpa causal", lambda x: F.scaled_dot_product_attention(x, x, x, is_causal=True)),
+    ("sdpa mask", lambda x: F.scaled_dot_product_attention(x, x, x, attn_mask=_meta(5, 5, dtype=ember.bool))),
+    ("dropout", lambda x: F.dropout(x, 0.5)),
+    ("rrelu", lambda x: F.rrelu(x, training=True)),
+    ("fractional_max_pool2d", lambda x: F.fractional_max_pool2d(x, 2, output_size=2)),
+    ("max_unpool2d", lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2)),
+    ("pad_sequence", lambda x: nn.utils.rnn.pad_sequence([_meta(3, 2), _meta(1, 2)])),
+    ("invert_permutation", lambda x: nn.utils.rnn.invert_permutation(_meta(4, dtype=ember.int64))),
+    ("new_tensor", lambda x: x.new_tensor([1.0, 2.0])),
+]
+
+
+@pytest.mark.parametrize("fn", [f for _, f in FUNCTIONAL], ids=[n for n, _ in FUNCTIONAL])
+def test_functional_factories_follow_the_input_device(fn):
+    """With the default device at the CPU, a tensor made inside without its input's device
+    would be a CPU one: the op combining it with the meta input raises, or the result is
+    on the CPU."""
+    assert fn(_meta(*X)).device == META
 
 
 def test_one_hot_on_meta_needs_num_classes():
