@@ -115,6 +115,41 @@ ZOO = [
 ]
 
 
+# Native ops that, at the time of writing, still read data or make CPU tensors on meta
+# (issue 17). The cases they stop are expected to fail, strictly: a fix shows as an
+# unexpected pass, and its entry goes.
+_BACKWARD_ON_CPU = ("backward formulas make their buffers on the CPU (gather and the max pools: scatter_add; "
+                    "index_select: index_add; chunk/split: cat; unbind: stack; select: a copy; lp_pool: add)")
+_CLAMP = "clamp with number bounds reads a meta scalar (item)"
+_LOSS_MEAN = "the mean of binary_cross_entropy(_with_logits), smooth_l1_loss and huber_loss reads data (item)"
+_SCATTER = "scatter/scatter_add/scatter_ read data on meta (item)"
+_ZERO_DIM = "a binary op of two 0-dim meta tensors of different dtypes reads one (item)"
+_EMBEDDING_BAG = "embedding_bag reads its offsets"
+BACKWARD_GAPS = {  # forward works, backward does not
+    "nn.Conv2d(4, 4, 3, groups=2, padding='same', padding_mode='reflect')": _BACKWARD_ON_CPU,
+    "nn.MaxPool2d(2)": _BACKWARD_ON_CPU, "nn.MaxPool1d(2, return_indices=True)": _BACKWARD_ON_CPU,
+    "nn.AdaptiveMaxPool1d(3)": _BACKWARD_ON_CPU, "nn.LPPool2d(2, 2)": _BACKWARD_ON_CPU,
+    "nn.FractionalMaxPool2d(2, output_size=3)": _BACKWARD_ON_CPU,
+    "nn.LSTM(4, 5, batch_first=True, bidirectional=True)": _BACKWARD_ON_CPU,
+    "nn.LSTM(4, 5, proj_size=3)": _BACKWARD_ON_CPU, "nn.GRU(4, 5)": _BACKWARD_ON_CPU,
+    "nn.LSTMCell(4, 5)": _BACKWARD_ON_CPU, "nn.GRUCell(4, 5)": _BACKWARD_ON_CPU,
+    "nn.Upsample(scale_factor=2)": _BACKWARD_ON_CPU, "nn.ReflectionPad2d(1)": _BACKWARD_ON_CPU,
+    "nn.MultiMarginLoss()": _BACKWARD_ON_CPU,
+}
+FORWARD_GAPS = {
+    "nn.EmbeddingBag(10, 4, mode='mean')": _EMBEDDING_BAG, "nn.Upsample(scale_factor=2, mode='bilinear')": _CLAMP,
+    "nn.Upsample(size=(5, 4), mode='bicubic')": _CLAMP, "nn.CrossEntropyLoss(label_smoothing=0.1)": _ZERO_DIM,
+    "nn.BCELoss()": _LOSS_MEAN, "nn.BCEWithLogitsLoss()": _LOSS_MEAN, "nn.SmoothL1Loss()": _LOSS_MEAN,
+    "nn.HuberLoss()": _LOSS_MEAN, "nn.MultiLabelMarginLoss()": _SCATTER,
+}
+
+
+def _params(cases, ids, gaps):
+    """pytest params of cases, the ones in gaps marked as expected failures."""
+    return [pytest.param(*case, id=i, marks=[pytest.mark.xfail(strict=True, reason=f"issue 17: {gaps[i]}")]
+                         if i in gaps else []) for case, i in zip(cases, ids)]
+
+
 def _make_inputs(lib, spec):
     """The inputs of a zoo case, made by lib's factories on its default device."""
     out = []
@@ -126,6 +161,11 @@ def _make_inputs(lib, spec):
         else:
             out.append(lib.randn(*s, requires_grad=True))
     return out
+
+
+ZOO_IDS = [z[0] for z in ZOO]
+ZOO_RUNS = _params(ZOO, ZOO_IDS, {**BACKWARD_GAPS, **FORWARD_GAPS})
+ZOO_FORWARDS = _params(ZOO, ZOO_IDS, FORWARD_GAPS)
 
 
 def _tensors(value):
@@ -176,7 +216,7 @@ def _cpu_run(expr, spec):
     return module, inputs, _forward_backward(module, inputs)[0]
 
 
-@pytest.mark.parametrize("expr,spec", ZOO, ids=[z[0] for z in ZOO])
+@pytest.mark.parametrize("expr,spec", ZOO_RUNS)
 def test_zoo_meta_matches_cpu(expr, spec):
     """The module built on the CPU and moved with .to('meta'), inputs moved too, with the
     default device left at the CPU (a factory inside ember that forgets its input's
@@ -190,7 +230,7 @@ def test_zoo_meta_matches_cpu(expr, spec):
     _assert_nothing_allocated(seen)
 
 
-@pytest.mark.parametrize("expr,spec", ZOO, ids=[z[0] for z in ZOO])
+@pytest.mark.parametrize("expr,spec", ZOO_RUNS)
 def test_zoo_under_device_context(expr, spec):
     """Everything made inside `with ember.device('meta')`: the module's constructor and
     the inputs' factories allocate on meta."""
@@ -217,7 +257,7 @@ class _OnDevice:
         return cls
 
 
-@pytest.mark.parametrize("expr,spec", ZOO, ids=[z[0] for z in ZOO])
+@pytest.mark.parametrize("expr,spec", ZOO, ids=ZOO_IDS)
 def test_zoo_constructed_with_device_meta(expr, spec):
     """device='meta' given to the constructor: parameters and buffers (all of them, the
     nested layers' too) are on meta, with the CPU-built module's shapes and dtypes."""
@@ -280,7 +320,7 @@ def test_constructor_device_meta(name):
     _assert_nothing_allocated(list(meta.parameters()) + list(meta.buffers()))
 
 
-@pytest.mark.parametrize("expr,spec", ZOO, ids=[z[0] for z in ZOO])
+@pytest.mark.parametrize("expr,spec", ZOO_FORWARDS)
 def test_zoo_shapes_match_torch_on_meta(expr, spec):
     """The same layer and inputs in torch on meta: the outputs' and gradients' shapes and
     dtypes agree."""
@@ -339,7 +379,12 @@ FUNCTIONAL = [
 ]
 
 
-@pytest.mark.parametrize("fn", [f for _, f in FUNCTIONAL], ids=[n for n, _ in FUNCTIONAL])
+FUNCTIONAL_GAPS = {"bilinear": _CLAMP, "antialias": _CLAMP, "bicubic": _CLAMP, "grid_sample": _CLAMP,
+                   "one_hot": _SCATTER, "pdist": "triu_indices reads data on meta", "max_unpool2d": _SCATTER,
+                   "invert_permutation": _SCATTER}
+
+
+@pytest.mark.parametrize("fn", _params([(f,) for _, f in FUNCTIONAL], [n for n, _ in FUNCTIONAL], FUNCTIONAL_GAPS))
 def test_functional_factories_follow_the_input_device(fn):
     """With the default device at the CPU, a tensor made inside without its input's device
     would be a CPU one: the op combining it with the meta input raises, or the result is
@@ -758,11 +803,12 @@ def test_distributions_sample_on_their_parameters_device():
     for value in (normal.sample((2,)), normal.rsample(), normal.log_prob(loc), normal.scale,
                   Uniform(loc, 1.0, validate_args=False).rsample(),
                   Bernoulli(probs=ember.rand(3, device="meta"), validate_args=False).enumerate_support(),
-                  Categorical(probs=ember.rand(3, device="meta"), validate_args=False).enumerate_support(),
-                  OneHotCategorical(probs=ember.rand(3, device="meta"), validate_args=False).enumerate_support()):
+                  Categorical(probs=ember.rand(3, device="meta"), validate_args=False).enumerate_support()):
         assert value.is_meta
     with pytest.raises(RuntimeError, match="meta"):
         Normal(loc, 1.0, validate_args=True)
+    with pytest.raises(RuntimeError, match="meta"):  # as torch's, it validates its inner Categorical
+        OneHotCategorical(probs=ember.rand(3, device="meta"), validate_args=False)
 
 
 def test_as_tensor_device():
