@@ -109,10 +109,6 @@ class UntypedStorage(_StorageMixin, _C.StorageBase):
     def _wrap(self, untyped):
         return untyped
 
-    def data_ptr(self):
-        """The address of the first byte (0 on meta, which has no bytes)."""
-        return 0 if self.device.type == "meta" else super().data_ptr()
-
     def size(self):
         return self.nbytes()
 

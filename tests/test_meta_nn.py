@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-import math
 import os
 import warnings
 
