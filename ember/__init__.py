@@ -154,21 +154,20 @@ def from_numpy(ndarray) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """data as a tensor, sharing memory when data is already a tensor or a numpy array of
-    the requested dtype."""
-    if device is not None and str(device) not in ("cpu", "cpu:0"):
-        raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+    """data as a tensor, sharing memory when data is already a tensor (or a numpy array on
+    the CPU) of the requested dtype and device. A tensor stays on its device unless device
+    is given; other data goes to device, by default the default device."""
     if isinstance(data, _C.TensorBase):
-        return data if dtype is None else data.to(dtype)
+        return data if dtype is None and device is None else data.to(device, dtype)
     if type(data).__module__ == "numpy" and hasattr(data, "__array_interface__") and type(data).__name__ == "ndarray":
         try:
             t = _C._from_array(data, True)
         except TypeError:
             if dtype is None:
                 raise
-            return tensor(data, dtype=dtype)  # an array dtype ember lacks (uint16, ...): numpy casts it
-        return t if dtype is None else t.to(dtype)
-    return tensor(data, dtype=dtype)
+            return tensor(data, dtype=dtype, device=device)  # an array dtype ember lacks (uint16, ...): numpy casts it
+        return t.to(get_default_device() if device is None else device, dtype)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def manual_seed(seed) -> Generator:

@@ -246,8 +246,9 @@ class Tensor(_C.TensorBase):
     diff = _functional.diff
 
     def new_tensor(self, data, dtype=None, device=None):
-        """A new tensor from data (copied), with self's dtype unless dtype is given."""
-        return _C.tensor(data, dtype=self.dtype if dtype is None else dtype, device=device)
+        """A new tensor from data (copied), with self's dtype and device unless given."""
+        return _C.tensor(data, dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device)
 
     def type_as(self, other):
         """self converted to other's dtype (self when it already has it)."""

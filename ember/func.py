@@ -226,7 +226,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
                     for k, g in enumerate(_grads([flat[j]], leaves, [None], create_graph)):
                         rows[k].append(g)
                 per_output.append(rebuild([stack(r).view(o.shape + i.shape) if r else
-                                           zeros(o.shape + i.shape, dtype=i.dtype)
+                                           zeros(o.shape + i.shape, dtype=i.dtype, device=i.device)
                                            for r, i in zip(rows, leaves)]))
         jac = out_rebuild(per_output)
         if has_aux:

@@ -175,7 +175,7 @@ def matrix_power(A, n):
     """
     _check_square(A, "linalg.matrix_power")
     if n == 0:
-        return _C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).clone()
+        return _C.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape).clone()
     if n < 0:
         A, n = inv(A), -n
     result = None
@@ -237,7 +237,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """
     S = _C.abs(eigvalsh(A)) if hermitian else svdvals(A)
     above = _C.gt(S, _tolerance(_largest(S, hermitian), atol, rtol, A.shape)).to(_C.int64)
-    return _C.matmul(above, _C.ones(S.shape[-1], dtype=_C.int64))
+    return _C.matmul(above, _C.ones(S.shape[-1], dtype=_C.int64, device=S.device))
 
 
 def tensordot(a, b, dims=2, out=None):
@@ -294,7 +294,7 @@ def tensordot(a, b, dims=2, out=None):
 
 def _sum_dim(t, d):
     """t summed over dim d (a product with ones: reductions live elsewhere)."""
-    return _C.matmul(t.movedim(d, -1), _C.ones(t.shape[d], dtype=t.dtype))
+    return _C.matmul(t.movedim(d, -1), _C.ones(t.shape[d], dtype=t.dtype, device=t.device))
 
 
 def einsum(equation, *operands):
@@ -551,12 +551,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rank = keep.to(_C.int64).sum(-1)
     if b.numel() == 0:  # torch skips LAPACK: rank 0
         rank = _C.zeros_like(rank)
-    empty = _C.empty(0, dtype=A.dtype)
+    empty = _C.empty(0, dtype=A.dtype, device=A.device)
     residuals = empty
     if m > n and driver != "gelsy" and bool((rank == n).all()):
         residuals = (_C.matmul(A, X) - b).pow(2).sum(-2)
     solution = X.squeeze(-1) if vector else X
-    return _lstsq((solution, residuals, _C.empty(0, dtype=_C.int64) if driver == "gels" else rank,
+    return _lstsq((solution, residuals, _C.empty(0, dtype=_C.int64, device=A.device) if driver == "gels" else rank,
                    S if driver in ("gelsd", "gelss") else empty))
 
 

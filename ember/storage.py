@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy as _copy
 
 from . import _C
-from ._constants import cpu
+from ._constants import device as _device
 
 
 def _memory(address: int, nbytes: int) -> memoryview:
@@ -39,17 +39,27 @@ def _byte_order_swap(raw: bytes, itemsize: int, byte_order: str) -> bytes:
     return bytes(out)
 
 
-class _CpuStorage:
-    """What every ember storage answers alike: it lives on the CPU, unpinned, and shares its
-    memory with other processes once share_memory_() moved it (Note [Shared storages] in
-    csrc/core/storage.h)."""
+class _StorageMixin:
+    """What every ember storage answers alike: its device (its bytes' device, read through
+    a tensor over them), unpinned, and on the CPU it shares its memory with other
+    processes once share_memory_() moved it (Note [Shared storages] in
+    csrc/core/storage.h). A meta storage has a size and no bytes."""
 
-    is_cuda = False
     is_sparse = False
-    device = cpu
+
+    @property
+    def device(self):
+        return self.untyped()._tensor(_C.uint8).device
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
 
     def cpu(self):
-        return self
+        """This storage, or a copy of its bytes on the CPU."""
+        if self.device.type == "cpu":
+            return self
+        return self._wrap(self.untyped()._tensor(_C.uint8).cpu().untyped_storage())
 
     def is_shared(self):
         return _C.StorageBase.is_shared(self.untyped())
@@ -69,31 +79,35 @@ class _CpuStorage:
         return iter(self.tolist())
 
     def __repr__(self):
-        body = "\n".join(f" {v}" for v in self.tolist())
+        body = "..." if self.device.type == "meta" else "\n".join(f" {v}" for v in self.tolist())
         tail = f"[ember.storage.{self._repr_tail()} of size {self.size()}]"
         return f"{body}\n{tail}" if body else tail
 
     __str__ = __repr__
 
 
-class UntypedStorage(_CpuStorage, _C.StorageBase):
-    """Bytes that tensors view. UntypedStorage(nbytes) or UntypedStorage(list of byte values)."""
+class UntypedStorage(_StorageMixin, _C.StorageBase):
+    """Bytes that tensors view. UntypedStorage(nbytes) or UntypedStorage(list of byte
+    values), on the CPU or on device (a meta storage has a size and no bytes)."""
 
     def __new__(cls, *args, device=None):
-        if device is not None and str(device) not in ("cpu", "cpu:0"):
-            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
-        if not args:
-            return super().__new__(cls, 0)
         if len(args) > 1:
             raise TypeError(f"UntypedStorage() takes at most 1 argument ({len(args)} given)")
-        arg = args[0]
-        if isinstance(arg, int) and not isinstance(arg, bool):
-            return super().__new__(cls, arg)
-        values = list(arg)
-        s = super().__new__(cls, len(values))
+        arg = args[0] if args else 0
+        values = None if isinstance(arg, int) and not isinstance(arg, bool) else list(arg)
+        nbytes = arg if values is None else len(values)
+        device = _device("cpu" if device is None else device)
+        if device.type != "cpu":  # the device's allocator, through a tensor of bytes
+            if values is None:
+                return _C.empty(nbytes, dtype=_C.uint8, device=device).untyped_storage()
+            return _C.tensor(values, dtype=_C.int64).to(_C.uint8).to(device).untyped_storage()
+        s = super().__new__(cls, nbytes)
         if values:  # byte values wrap modulo 256, as in torch
             s._tensor(_C.uint8).copy_(_C.tensor(values, dtype=_C.int64))
         return s
+
+    def _wrap(self, untyped):
+        return untyped
 
     def size(self):
         return self.nbytes()
@@ -124,10 +138,10 @@ class UntypedStorage(_CpuStorage, _C.StorageBase):
         return self._tensor(_C.uint8).tolist()
 
     def clone(self):
-        return type(self)(self.nbytes()).copy_(self)
+        return UntypedStorage(self.nbytes(), device=self.device).copy_(self)
 
     def _repr_tail(self):
-        return "UntypedStorage(device=cpu)"
+        return f"UntypedStorage(device={self.device})"
 
     def _check_index(self, index):
         if not isinstance(index, int):
@@ -194,14 +208,12 @@ def _rebuild_typed(untyped, dtype):
     return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
 
 
-class TypedStorage(_CpuStorage):
+class TypedStorage(_StorageMixin):
     """A storage seen as elements of one dtype: TypedStorage(size or data, dtype=...)."""
 
     _fixed_dtype = None  # the legacy classes fix one
 
     def __init__(self, *args, dtype=None, device=None, wrap_storage=None, _internal=False):
-        if device is not None and str(device) not in ("cpu", "cpu:0"):
-            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
         fixed = type(self)._fixed_dtype
         if fixed is not None and dtype is not None and dtype is not fixed:
             raise RuntimeError(f"{type(self).__name__}: dtype is fixed to {fixed!r}, got {dtype!r}")
@@ -214,20 +226,22 @@ class TypedStorage(_CpuStorage):
             self._untyped_storage = wrap_storage
             return
         if not args:
-            self._untyped_storage = UntypedStorage(0)
+            self._untyped_storage = UntypedStorage(0, device=device)
         elif len(args) == 1 and isinstance(args[0], int) and not isinstance(args[0], bool):
             if args[0] < 0:
                 raise RuntimeError(f"TypedStorage(): size must be non-negative, got {args[0]}")
-            self._untyped_storage = UntypedStorage(args[0] * self.dtype.itemsize)
+            self._untyped_storage = UntypedStorage(args[0] * self.dtype.itemsize, device=device)
         elif len(args) == 1:
-            data = _C.tensor(list(args[0]), dtype=self.dtype)
-            self._untyped_storage = UntypedStorage(data.numel() * self.dtype.itemsize)
-            self._tensor().copy_(data)
+            data = _C.tensor(list(args[0]), dtype=self.dtype, device=device)
+            self._untyped_storage = data.untyped_storage()
         else:
             raise TypeError(f"{type(self).__name__}() takes at most 1 positional argument ({len(args)} given)")
 
     def _tensor(self):
         return self._untyped_storage._tensor(self.dtype)
+
+    def _wrap(self, untyped):
+        return TypedStorage(wrap_storage=untyped, dtype=self.dtype, _internal=True)
 
     def untyped(self):
         return self._untyped_storage
@@ -268,7 +282,7 @@ class TypedStorage(_CpuStorage):
         return TypedStorage(wrap_storage=self._untyped_storage.clone(), dtype=self.dtype, _internal=True)
 
     def _repr_tail(self):
-        return f"TypedStorage(dtype={self.dtype!r}, device=cpu)"
+        return f"TypedStorage(dtype={self.dtype!r}, device={self.device})"
 
     def type(self, dtype=None):
         if dtype is None:

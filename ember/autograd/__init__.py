@@ -35,7 +35,7 @@ def _grads_for(outputs, grad_outputs):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
         elif not isinstance(g, _C.TensorBase):
             from .. import tensor
-            grads[i] = tensor(g, dtype=o.dtype)
+            grads[i] = tensor(g, dtype=o.dtype, device=o.device)
     return grads
 
 

@@ -226,9 +226,10 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
                                            "This is not allowed in strict mode.")
                     if g is not None and strict and create_graph and not g.requires_grad:
                         raise RuntimeError(_UNREACHED["back"][1].format(i=j))
-                    rows[j].append(zeros(inp.shape, dtype=inp.dtype) if g is None else g)
+                    rows[j].append(_C.zeros_like(inp) if g is None else g)
             blocks.append(tuple(stack(r).view(out.shape + inp.shape) if r else
-                                zeros(out.shape + inp.shape, dtype=inp.dtype) for r, inp in zip(rows, inputs)))
+                                zeros(out.shape + inp.shape, dtype=inp.dtype, device=inp.device)
+                                for r, inp in zip(rows, inputs)))
         blocks = _hand_back(tuple(blocks), create_graph)
     return _unpack(blocks, (out_packed, in_packed))
 

@@ -102,7 +102,7 @@ class Bernoulli(ExponentialFamily):
         return _bce_with_logits(self.logits, self.probs)
 
     def enumerate_support(self, expand: bool = True):
-        values = arange(2, dtype=self._param.dtype)
+        values = arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

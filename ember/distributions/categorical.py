@@ -75,7 +75,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
+        return full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     @property
     def mode(self):
@@ -83,7 +83,7 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
+        return full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     def sample(self, sample_shape=Size()):
         if not isinstance(sample_shape, Size):
@@ -105,7 +105,7 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand: bool = True):
-        values = arange(self._num_events, dtype=long)
+        values = arange(self._num_events, dtype=long, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

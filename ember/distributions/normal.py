@@ -65,7 +65,7 @@ class Normal(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         """loc + eps * scale with eps ~ N(0, 1): differentiable in loc and scale."""
-        eps = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        eps = _standard_normal(self._extended_shape(sample_shape), self.loc.dtype, self.loc.device)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

@@ -83,7 +83,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand: bool = True):
         n = self.event_shape[0]
-        values = eye(n, dtype=self._param.dtype)  # (K, 1, .., 1, K): one row per category
+        values = eye(n, dtype=self._param.dtype, device=self._param.device)  # (K, 1, .., 1, K): one row per category
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))

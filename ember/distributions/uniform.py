@@ -61,7 +61,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=Size()):
         """low + u * (high - low) with u ~ U[0, 1): differentiable in low and high."""
-        u = rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        u = rand(self._extended_shape(sample_shape), dtype=self.low.dtype, device=self.low.device)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):

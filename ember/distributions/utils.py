@@ -13,7 +13,7 @@ __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "
 
 def broadcast_all(*values):
     """The values broadcast to one shape, as tensors. Numbers become tensors of the first
-    tensor argument's dtype (the default dtype when there is none).
+    tensor argument's dtype and device (the defaults when there is none).
 
     >>> [v.shape for v in broadcast_all(ember.zeros(2, 1), 1.0, ember.zeros(3))]
     [ember.Size([2, 3]), ember.Size([2, 3]), ember.Size([2, 3])]
@@ -23,8 +23,9 @@ def broadcast_all(*values):
                          "torch.Tensor or objects implementing __torch_function__.")
     if all(isinstance(v, Tensor) for v in values):
         return broadcast_tensors(*values)
-    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), get_default_dtype())
-    return broadcast_tensors(*(v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values))
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    dtype, device = (get_default_dtype(), None) if first is None else (first.dtype, first.device)
+    return broadcast_tensors(*(v if isinstance(v, Tensor) else tensor(v, dtype=dtype, device=device) for v in values))
 
 
 def clamp_probs(probs):
@@ -73,6 +74,6 @@ def _sum_rightmost(value, dim: int):
     return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1) if dim > 0 else value
 
 
-def _standard_normal(shape, dtype):
-    """A tensor of the given shape and dtype filled from N(0, 1) with the default generator."""
-    return _C.empty(shape, dtype=dtype).normal_()
+def _standard_normal(shape, dtype, device):
+    """A tensor of the given shape, dtype and device filled from N(0, 1) with the default generator."""
+    return _C.empty(shape, dtype=dtype, device=device).normal_()

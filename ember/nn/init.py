@@ -1,6 +1,7 @@
 """ember.nn.init: fill a tensor in place with values from the distributions layers are
 initialized with (torch's formulas for gains and fans). Everything runs without
-recording autograd history and returns the tensor.
+recording autograd history and returns the tensor. On the meta device, which holds no
+values, every initializer checks its arguments and returns the tensor untouched.
 
 >>> w = ember.empty(3, 5)
 >>> ember.nn.init._calculate_fan_in_and_fan_out(w)
@@ -93,6 +94,8 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
+    if tensor.is_meta:
+        return tensor
     with _no_grad():
         low, high = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
         # uniform on [2 low - 1, 2 high - 1], then erfinv: standard normal truncated
@@ -126,8 +129,10 @@ def eye_(tensor):
     """Fills a 2-D tensor with the identity matrix."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:
+        return tensor
     with _no_grad():
-        return tensor.copy_(_C.eye(tensor.size(0), tensor.size(1), dtype=tensor.dtype))
+        return tensor.copy_(_C.eye(tensor.size(0), tensor.size(1), dtype=tensor.dtype, device=tensor.device))
 
 
 def dirac_(tensor, groups: int = 1):
@@ -141,6 +146,8 @@ def dirac_(tensor, groups: int = 1):
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = sizes[0] // groups
     centre = tuple(s // 2 for s in sizes[2:])
+    if tensor.is_meta:
+        return tensor
     with _no_grad():
         tensor.zero_()
         for g in range(groups):
@@ -211,12 +218,12 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
     Q of a normal matrix's QR, signs fixed by R's diagonal, times gain."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     with _no_grad():
-        flat = _C.empty((rows, cols), dtype=tensor.dtype).normal_(0, 1, generator=generator)
+        flat = _C.empty((rows, cols), dtype=tensor.dtype, device=tensor.device).normal_(0, 1, generator=generator)
         if rows < cols:
             flat = flat.t()
         q, r = linalg.qr(flat)
@@ -234,6 +241,8 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
+    if tensor.is_meta:
+        return tensor
     with _no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):

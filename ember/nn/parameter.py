@@ -83,10 +83,10 @@ class UninitializedTensorMixin:
     cls_to_become: type = Tensor
 
     def materialize(self, shape, device=None, dtype=None) -> None:
-        """Becomes a cls_to_become of this shape (uninitialized memory), dtype and device."""
-        if device is not None and str(device) not in ("cpu", "cpu:0"):
-            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
-        self.data = _C.empty(tuple(shape), dtype=self.data.dtype if dtype is None else dtype)
+        """Becomes a cls_to_become of this shape (uninitialized memory), dtype and device
+        (by default the ones it was made with)."""
+        self.data = _C.empty(tuple(shape), dtype=self.data.dtype if dtype is None else dtype,
+                             device=self.data.device if device is None else device)
         self.__class__ = self.cls_to_become
 
     @property
@@ -100,18 +100,18 @@ class UninitializedTensorMixin:
                            "the parameters before calling `module.share_memory()`.")
 
     def to(self, *args, **kwargs):
-        # a dtype conversion (Module.to, .double(), ...) gives an uninitialized tensor of the new dtype
+        # a conversion (Module.to, .double(), ...) gives an uninitialized tensor of the new dtype and device
         result = Tensor.to(self, *args, **kwargs)
-        if result is self or result.dtype == self.dtype:
+        if result is self or (result.dtype == self.dtype and result.device == self.device):
             return self
-        return self._like(result.dtype)
+        return self._like(result.dtype, result.device)
 
     def __repr__(self, *, tensor_contents=None) -> str:
         return f"<{self.__class__.__name__}>"
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = self._like(self.dtype)
+            memo[id(self)] = self._like(self.dtype, self.device)
         return memo[id(self)]
 
     def __reduce_ex__(self, protocol):
@@ -134,14 +134,12 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        if device is not None and str(device) not in ("cpu", "cpu:0"):
-            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
-        param = Tensor.__new__(cls, _C.empty(0, dtype=dtype))
+        param = Tensor.__new__(cls, _C.empty(0, dtype=dtype, device=device))
         param.requires_grad_(requires_grad)
         return param
 
-    def _like(self, dtype):
-        return UninitializedParameter(self.requires_grad, dtype=dtype)
+    def _like(self, dtype, device):
+        return UninitializedParameter(self.requires_grad, device, dtype)
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
@@ -150,13 +148,11 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
-        if device is not None and str(device) not in ("cpu", "cpu:0"):
-            raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
-        buf = Tensor.__new__(cls, _C.empty(0, dtype=dtype))
+        buf = Tensor.__new__(cls, _C.empty(0, dtype=dtype, device=device))
         buf.requires_grad_(requires_grad)
         buf.persistent = persistent
         buf._is_buffer = True
         return buf
 
-    def _like(self, dtype):
-        return UninitializedBuffer(self.requires_grad, dtype=dtype, persistent=getattr(self, "persistent", True))
+    def _like(self, dtype, device):
+        return UninitializedBuffer(self.requires_grad, device, dtype, getattr(self, "persistent", True))

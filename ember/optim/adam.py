@@ -52,7 +52,7 @@ class Adam(Optimizer):
             for p in group["params"]:
                 step = self.state.get(p, {}).get("step")
                 if step is not None and not isinstance(step, _C.TensorBase):
-                    self.state[p]["step"] = _C.tensor(float(step), dtype=_C.float32)
+                    self.state[p]["step"] = _C.tensor(float(step), dtype=_C.float32, device="cpu")
 
     def step(self, closure=None):
         loss = self._evaluate(closure)

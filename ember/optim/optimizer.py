@@ -281,12 +281,15 @@ class Optimizer:
 
     @staticmethod
     def _cast_state(param, value, key=None):
-        """A saved state value made to fit param: floating tensors take param's dtype
-        (except 'step' counters); containers are cast entry by entry."""
+        """A saved state value made to fit param: tensors move to param's device, floating
+        ones take its dtype ('step' counters stay as they are, on the CPU); containers
+        are cast entry by entry."""
         if isinstance(value, _C.TensorBase):
-            if key != "step" and param.is_floating_point():
-                return value.to(param.dtype)
-            return value
+            if key == "step":
+                return value
+            if param.is_floating_point():
+                return value.to(param.device, param.dtype)
+            return value.to(param.device)
         if isinstance(value, dict):
             return {k: Optimizer._cast_state(param, v, key=k) for k, v in value.items()}
         if isinstance(value, (list, tuple)) and not isinstance(value, str):
@@ -331,6 +334,7 @@ class Optimizer:
     # ---- helpers for the subclasses ----
 
     def _init_step_state(self, state: dict) -> Any:
-        """A fresh 'step' counter, a 0-dim float tensor as torch keeps it."""
-        state["step"] = _C.zeros((), dtype=_scalar_dtype())
+        """A fresh 'step' counter, a 0-dim float tensor on the CPU (whatever the default
+        device) as torch keeps it."""
+        state["step"] = _C.zeros((), dtype=_scalar_dtype(), device="cpu")
         return state["step"]

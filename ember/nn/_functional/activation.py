@@ -220,7 +220,7 @@ def _rrelu(input, lower: float, upper: float, training: bool, inplace: bool, gen
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = _C.empty(input.shape, dtype=input.dtype).uniform_(lower, upper, generator=generator)
+    slope = _C.empty(input.shape, dtype=input.dtype, device=input.device).uniform_(lower, upper, generator=generator)
     return _apply(lambda x: _C.where(x > 0, x, x * slope), input, inplace)
 
 

@@ -53,7 +53,7 @@ def _safe_softmax(scores):
     """softmax over the last dim, with rows where every score is -inf (fully masked) all
     zero instead of NaN, and no gradient through them."""
     dead = scores.isneginf().all(-1, keepdim=True)
-    if not dead.any().item():
+    if not scores.is_meta and not dead.any().item():  # meta: no values, the masked path's shape
         return _C.softmax(scores, -1)
     return _C.softmax(_C.masked_fill(scores, dead, 0.0), -1).masked_fill(dead, 0.0)
 
@@ -78,7 +78,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         key, value = _repeat_heads(query, key), _repeat_heads(query, value)
     scores = query.matmul(key.transpose(-2, -1)) * scale  # (..., L, S)
     if is_causal:
-        future = _C.ones((L, S), dtype=_C.bool).triu(1)
+        future = _C.ones((L, S), dtype=_C.bool, device=scores.device).triu(1)
         scores = _C.masked_fill(scores, future, float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype == _C.bool:
@@ -90,7 +90,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if dropout_p >= 1.0:
         weights = weights * 0.0
     elif dropout_p > 0.0:
-        keep = _C.empty(tuple(weights.shape), dtype=weights.dtype).bernoulli_(1.0 - dropout_p)
+        keep = _C.empty(tuple(weights.shape), dtype=weights.dtype, device=weights.device).bernoulli_(1.0 - dropout_p)
         weights = weights * keep.div_(1.0 - dropout_p)
     return weights.matmul(value)
 
@@ -116,7 +116,7 @@ def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_ty
                       "instead.")
     if is_float:
         return mask
-    return _C.zeros(tuple(mask.shape), dtype=target_type).masked_fill_(mask, float("-inf"))
+    return _C.zeros(tuple(mask.shape), dtype=target_type, device=mask.device).masked_fill_(mask, float("-inf"))
 
 
 def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads: int) -> bool:
@@ -276,7 +276,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     v = _static_or_heads(v, static_v, "value", bsz, num_heads, head_dim)
 
     if add_zero_attn:
-        zeros = _C.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype)
+        zeros = q.new_zeros((bsz * num_heads, 1, head_dim))
         k = _C.cat([k, zeros], 1)
         v = _C.cat([v, zeros], 1)
         attn_mask = _append_column(attn_mask)

@@ -113,7 +113,7 @@ def _eye_weight(channels: int, kh: int, kw: int, like):
     from ... import eye
 
     k = kh * kw
-    return eye(k, dtype=like.dtype).view(k, 1, kh, kw).repeat(channels, 1, 1, 1)
+    return eye(k, dtype=like.dtype, device=like.device).view(k, 1, kh, kw).repeat(channels, 1, 1, 1)
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

@@ -7,13 +7,14 @@ from ... import _C
 from .loss import _reduction_enum
 
 
-def _lengths(lengths):
-    """Lengths as given (a tensor) or as a tuple or list of ints, as an int64 tensor."""
+def _lengths(lengths, device):
+    """Lengths as given (a tensor) or as a tuple or list of ints, as an int64 tensor on
+    device (log_probs')."""
     if isinstance(lengths, _C.TensorBase):
         return lengths
     if not isinstance(lengths, (tuple, list)) or not all(isinstance(v, int) for v in lengths):
         raise TypeError(f"ctc_loss(): lengths must be a Tensor or a tuple of ints, not {type(lengths).__name__}")
-    return _C.tensor(list(lengths), dtype=_C.int64)
+    return _C.tensor(list(lengths), dtype=_C.int64, device=device)
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction: str = "mean",
@@ -28,7 +29,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     0.2877
     """
     red = _reduction_enum(reduction)
-    input_lengths, target_lengths = _lengths(input_lengths), _lengths(target_lengths)
+    input_lengths = _lengths(input_lengths, log_probs.device)
+    target_lengths = _lengths(target_lengths, log_probs.device)
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)

@@ -61,7 +61,7 @@ def pdist(input, p: float = 2.0):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.size(0)
-    i, j = _C.triu_indices(n, n, 1)
+    i, j = _C.triu_indices(n, n, 1, device=input.device)
     return (input.index_select(0, i) - input.index_select(0, j)).norm(p, 1)
 
 

@@ -15,7 +15,7 @@ def _dropout_with_noise_shape(input, p: float, noise_shape, inplace: bool):
     if p == 1.0:
         return input.mul_(0) if inplace else input * _C.zeros((), dtype=input.dtype)
     # mask of kept elements, scaled so the expectation is unchanged
-    mask = _C.empty(noise_shape, dtype=input.dtype).bernoulli_(1 - p).div_(1 - p)
+    mask = _C.empty(noise_shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p).div_(1 - p)
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -101,7 +101,7 @@ def _dropout_impl(input, p: float, train: bool, inplace: bool, feature: bool, al
     if p == 1.0:
         return input.mul_(0) if inplace else input * _C.zeros((), dtype=input.dtype)
     shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
-    keep = _C.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
+    keep = _C.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
     if not alpha:
         keep = keep.div_(1 - p)
         return input.mul_(keep) if inplace else input * keep

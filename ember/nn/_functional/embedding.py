@@ -31,7 +31,10 @@ def embedding(input, weight, padding_idx: Optional[int] = None, max_norm: Option
 
 
 def _embedding_renorm_(weight, indices, max_norm: float, norm_type: float) -> None:
-    """Rows of weight at indices whose norm exceeds max_norm scaled to max_norm (no grad)."""
+    """Rows of weight at indices whose norm exceeds max_norm scaled to max_norm (no grad);
+    nothing on meta, where the rows to scale are unknown."""
+    if weight.is_meta:
+        return
     with no_grad():
         rows = _C._unique(indices.reshape(-1), True, False, False, None)[0]
         picked = weight.index_select(0, rows)
@@ -54,14 +57,15 @@ def one_hot(tensor, num_classes: int = -1):
     if tensor.numel() == 0:
         if num_classes == -1:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        return _C.empty((*tensor.shape, num_classes), dtype=_C.int64)
-    if tensor.min().item() < 0:
+        return _C.empty((*tensor.shape, num_classes), dtype=_C.int64, device=tensor.device)
+    # on meta the values are unknown: the checks are skipped, and -1 raises item()'s error, as torch
+    if not tensor.is_meta and tensor.min().item() < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
         num_classes = tensor.max().item() + 1
-    elif tensor.max().item() >= num_classes:
+    elif not tensor.is_meta and tensor.max().item() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    out = _C.zeros((*tensor.shape, num_classes), dtype=_C.int64)
+    out = _C.zeros((*tensor.shape, num_classes), dtype=_C.int64, device=tensor.device)
     return out.scatter_(-1, tensor.unsqueeze(-1), 1)
 
 
@@ -91,7 +95,7 @@ def embedding_bag(input, weight, offsets=None, max_norm: Optional[float] = None,
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              f"fixed length sequences. However, found offsets of type {type(offsets)}")
         bags, length = input.shape
-        offsets = _C.arange(0, input.numel(), length, dtype=input.dtype)
+        offsets = _C.arange(0, input.numel(), length, dtype=input.dtype, device=input.device)
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)

@@ -386,7 +386,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
                            f"Input has shape {list(input.shape)}.")
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
-    if n and (bool((y < 0).any()) or bool((y >= c).any())):
+    if n and not y.is_meta and (bool((y < 0).any()) or bool((y >= c).any())):  # meta: no values
         raise RuntimeError("target out of range")
     y = y.unsqueeze(1)
     z = (margin - x.gather(1, y) + x).clamp_min(0)
@@ -394,7 +394,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         z = z * z
     if weight is not None:
         z = z * weight.gather(0, y.reshape(-1)).unsqueeze(1)
-    own_class = _C.arange(c).unsqueeze(0) == y
+    own_class = _C.arange(c, device=y.device).unsqueeze(0) == y
     loss = _C.masked_fill(z, own_class, 0.0).sum(1) / c
     if input.dim() == 1 and target.dim() == 0:
         loss = loss.squeeze(0)
@@ -419,10 +419,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     t = target if target.dim() == 2 else target.unsqueeze(0)
     c = x.size(1)
     listed = (t < 0).cumsum(1) == 0  # the entries before a row's first negative one
-    if bool(((t < -1) | (t >= c)).any()):
+    if not t.is_meta and bool(((t < -1) | (t >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
     index = _C.masked_fill(t, ~listed, 0)
-    is_target = _C.zeros(x.shape, dtype=x.dtype).scatter_add(1, index, listed.to(x.dtype)) > 0
+    is_target = _C.zeros_like(x).scatter_add(1, index, listed.to(x.dtype)) > 0
     pairs = (1 - x.gather(1, index).unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
     counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
     loss = _C.masked_fill(pairs, ~counted, 0.0).sum((1, 2)) / c

@@ -271,7 +271,7 @@ def _max_unpool(input, indices, output_size, stride, name: str):
     plane = math.prod(output_size)
     plane_in = math.prod(input.shape[-n:])
     flat_indices = indices.reshape(batch + [plane_in])
-    if flat_indices.numel():
+    if flat_indices.numel() and not flat_indices.is_meta:
         bad = flat_indices[(flat_indices < 0) | (flat_indices >= plane)]
         if bad.numel():  # the first; torch's threads report whichever they meet
             raise RuntimeError(f"Found an invalid max index: {bad[0].item()} (output volumes are of size "
@@ -352,11 +352,11 @@ def _fractional_starts(sample, in_size: int, out_size: int, k: int):
     (N, C) samples in [0, 1): trunc((i + u) * alpha) - trunc(u * alpha) for i < out - 1,
     alpha = (in - k) / (out - 1), computed in the samples' dtype as torch does; the last
     window ends at the input's end."""
-    last = full(list(sample.shape) + [min(out_size, 1)], in_size - k, dtype=int64)
+    last = full(list(sample.shape) + [min(out_size, 1)], in_size - k, dtype=int64, device=sample.device)
     if out_size <= 1:
         return last
     alpha = sample.new_full([], float(in_size - k)) / (out_size - 1)
-    i = arange(out_size - 1, dtype=sample.dtype)
+    i = arange(out_size - 1, dtype=sample.dtype, device=sample.device)
     u = sample.unsqueeze(-1)
     starts = ((i + u) * alpha).trunc().long() - (u * alpha).trunc().long()
     return cat([starts, last], -1)
@@ -379,7 +379,7 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
         if not input.is_floating_point():  # torch draws the samples in the input's dtype
             raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{_type_name(input)}'")
         batch = 1 if input.dim() == n + 1 else input.size(0)
-        _random_samples = rand(batch, input.size(-n - 1), n, dtype=input.dtype)
+        _random_samples = rand(batch, input.size(-n - 1), n, dtype=input.dtype, device=input.device)
     op = name if n == 2 else "fractional_max_pool3d_out"
     if input.dim() not in (n + 1, n + 2):
         raise RuntimeError(f"{op}(): Expected {n + 1}D or {n + 2}D tensor, but got: {list(input.shape)}")
@@ -419,7 +419,7 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
     flat = None
     for d in range(n):
         starts = _fractional_starts(samples[:, :, sample_of[d]], in_size[d], out_size[d], kernel[d])
-        pos = starts.unsqueeze(-1) + arange(kernel[d])  # (N, C, out_d, k_d)
+        pos = starts.unsqueeze(-1) + arange(kernel[d], device=x.device)  # (N, C, out_d, k_d)
         shape = [N, C] + [1] * (2 * n)
         shape[2 + d], shape[2 + n + d] = out_size[d], kernel[d]
         pos = pos.reshape(shape)

@@ -86,20 +86,20 @@ def _pad_constant(input, pad, value):
         for amount in (max(before, 0), max(after, 0)):
             shape = list(out.shape)
             shape[dim] = amount
-            pieces.append(_C.full(shape, value, dtype=out.dtype) if amount else None)
+            pieces.append(_C.full(shape, value, dtype=out.dtype, device=out.device) if amount else None)
         if pieces[0] is not None or pieces[1] is not None:
             out = _C.cat([t for t in (pieces[0], out, pieces[1]) if t is not None], dim)
     return out
 
 
-def _pad_indices(size: int, before: int, after: int, mode: str):
+def _pad_indices(size: int, before: int, after: int, mode: str, device):
     """For reflect/replicate/circular padding of one dim: which input index each output
-    position reads (negative pads crop; circular wraps around what is left)."""
+    position reads (negative pads crop; circular wraps around what is left), on device."""
     if mode == "circular":
         start = max(-before, 0)
         kept = size - start - max(-after, 0)
-        return _C.arange(-max(before, 0), kept + max(after, 0)).remainder(kept) + start
-    idx = _C.arange(-before, size + after)
+        return _C.arange(-max(before, 0), kept + max(after, 0), device=device).remainder(kept) + start
+    idx = _C.arange(-before, size + after, device=device)
     if mode == "replicate":
         return idx.clamp(0, size - 1)
     period = 2 * (size - 1)  # reflect without repeating the edge
@@ -180,7 +180,7 @@ def pad(input, pad, mode: str = "constant", value: Optional[float] = None):
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
-        out = out.index_select(dim, _pad_indices(out.size(dim), pad[2 * i], pad[2 * i + 1], mode))
+        out = out.index_select(dim, _pad_indices(out.size(dim), pad[2 * i], pad[2 * i + 1], mode, out.device))
     return out
 
 
@@ -207,7 +207,7 @@ def _resize_plan(input, size, scale_factor, recompute_scale_factor):
     return sizes, [None] * dim if recompute_scale_factor else [float(s) for s in scales]
 
 
-def _source_positions(n_in: int, n_out: int, scale, how, dtype):
+def _source_positions(n_in: int, n_out: int, scale, how, dtype, device):
     """Where each output position samples the input, in torch's float arithmetic. how:
     "nearest" (floor), "nearest-exact" (the nearest pixel center), or for the linear
     modes "align_corners" or "half_pixel" (the source coordinate, clamped at 0)."""
@@ -218,8 +218,8 @@ def _source_positions(n_in: int, n_out: int, scale, how, dtype):
         ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
     else:
         ratio = 1.0 / scale if scale else n_in / n_out
-    dst = arange(n_out, dtype=ct)
-    ratio_t = tensor(ratio, dtype=ct)
+    dst = arange(n_out, dtype=ct, device=device)
+    ratio_t = tensor(ratio, dtype=ct, device=device)
     if how == "nearest":
         return _C.clamp((dst * ratio_t).floor(), None, n_in - 1).long()
     if how == "nearest-exact":
@@ -232,7 +232,7 @@ def _source_positions(n_in: int, n_out: int, scale, how, dtype):
 def _resample(x, dim: int, n_out: int, scale, how: str):
     """Resizes dim of x by the rule `how` (see _source_positions)."""
     n_in = x.size(dim)
-    src = _source_positions(n_in, n_out, scale, how, x.dtype)
+    src = _source_positions(n_in, n_out, scale, how, x.dtype, x.device)
     if how in ("nearest", "nearest-exact"):
         return x.index_select(dim, src)
     i0 = src.long()  # src >= 0: truncation is floor
@@ -244,7 +244,7 @@ def _resample(x, dim: int, n_out: int, scale, how: str):
     return x.index_select(dim, i0) * (1 - l1) + x.index_select(dim, i1) * l1
 
 
-def _cubic_matrix(n_in: int, n_out: int, scale, align_corners: bool, dtype):
+def _cubic_matrix(n_in: int, n_out: int, scale, align_corners: bool, dtype, device):
     """The (n_out, n_in) matrix of torch's bicubic resize of one dim: four taps around the
     source position (not clamped at 0), with A = -0.75 weights, taps past an edge reading
     the edge pixel."""
@@ -253,17 +253,17 @@ def _cubic_matrix(n_in: int, n_out: int, scale, align_corners: bool, dtype):
     ct = float32 if dtype != _C.float64 else dtype
     if align_corners:
         ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-        src = arange(n_out, dtype=ct) * tensor(ratio, dtype=ct)
+        src = arange(n_out, dtype=ct, device=device) * tensor(ratio, dtype=ct, device=device)
     else:
         ratio = 1.0 / scale if scale else n_in / n_out
-        src = (arange(n_out, dtype=ct) + 0.5) * tensor(ratio, dtype=ct) - 0.5
+        src = (arange(n_out, dtype=ct, device=device) + 0.5) * tensor(ratio, dtype=ct, device=device) - 0.5
     base = src.floor()
     taps = _C.stack(_cubic_weights(src - base), 1)
-    idx = _C.clamp(base.long().unsqueeze(1) + arange(-1, 3), 0, n_in - 1)
-    return zeros(n_out, n_in, dtype=ct).scatter_add(1, idx, taps)
+    idx = _C.clamp(base.long().unsqueeze(1) + arange(-1, 3, device=device), 0, n_in - 1)
+    return zeros(n_out, n_in, dtype=ct, device=device).scatter_add(1, idx, taps)
 
 
-def _aa_matrix(n_in: int, n_out: int, scale, align_corners: bool, mode: str, dtype):
+def _aa_matrix(n_in: int, n_out: int, scale, align_corners: bool, mode: str, dtype, device):
     """The (n_out, n_in) matrix of torch's antialiased resize of one dim (PIL's): a
     triangle (bilinear), cubic A = -0.5 (bicubic) or Lanczos-3 filter, widened by the
     downscale factor, each row normalized to sum 1."""
@@ -276,11 +276,11 @@ def _aa_matrix(n_in: int, n_out: int, scale, align_corners: bool, mode: str, dty
     half_width = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]
     support = half_width * ratio if ratio >= 1.0 else half_width
     inv = 1.0 / ratio if ratio >= 1.0 else 1.0
-    center = (arange(n_out, dtype=float64) + 0.5) * ratio
+    center = (arange(n_out, dtype=float64, device=device) + 0.5) * ratio
     lo = _C.clamp((center - support + 0.5).long(), 0, None)
     hi = _C.clamp((center + support + 0.5).long(), None, n_in)
     width = int(math.ceil(support)) * 2 + 1
-    idx = lo.unsqueeze(1) + arange(width)
+    idx = lo.unsqueeze(1) + arange(width, device=device)
     valid = idx < hi.unsqueeze(1)
     x = ((idx.to(float64) - center.unsqueeze(1) + 0.5) * inv).abs()
     if mode == "bilinear":
@@ -296,7 +296,7 @@ def _aa_matrix(n_in: int, n_out: int, scale, align_corners: bool, mode: str, dty
     w = w * valid
     total = w.sum(1, keepdim=True)
     w = w / _C.where(total == 0, total.new_ones(()), total)
-    m = zeros(n_out, n_in + width, dtype=float64).scatter_add(1, idx, w)
+    m = zeros(n_out, n_in + width, dtype=float64, device=device).scatter_add(1, idx, w)
     return m[:, :n_in].to(dtype if dtype == _C.float64 else _C.float32)
 
 
@@ -368,7 +368,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
             if n == n_in and (how != "nearest" or input.dim() == 4):
                 continue
             if how == "nearest" and input.dim() == 4 and n == 2 * n_in:
-                out = out.index_select(2 + i, _C.arange(n) // 2)
+                out = out.index_select(2 + i, _C.arange(n, device=out.device) // 2)
                 continue
             out = _resample(out, 2 + i, n, s, how)
         return out.clone() if out is input else out
@@ -380,9 +380,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         if antialias and n == n_in:  # kept as it is, as torch's kernel does
             continue
         if antialias:
-            m = _aa_matrix(n_in, n, s, align_corners, mode, x.dtype)
+            m = _aa_matrix(n_in, n, s, align_corners, mode, x.dtype, x.device)
         else:
-            m = _cubic_matrix(n_in, n, s, align_corners, x.dtype)
+            m = _cubic_matrix(n_in, n, s, align_corners, x.dtype, x.device)
         x = _apply_matrix(x, 2 + i, m.to(x.dtype))
     return x.clone() if x is input else x.to(input.dtype)
 
@@ -596,12 +596,12 @@ _TYPE_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int"
                "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
-def _linspace_from_neg_one(n: int, align_corners: bool, dtype):
+def _linspace_from_neg_one(n: int, align_corners: bool, dtype, device):
     from ... import linspace, zeros
 
     if n <= 1:
-        return zeros(1, dtype=dtype)
-    steps = linspace(-1, 1, n, dtype=dtype)
+        return zeros(1, dtype=dtype, device=device)
+    steps = linspace(-1, 1, n, dtype=dtype, device=device)
     return steps if align_corners else steps * ((n - 1) / n)
 
 
@@ -646,7 +646,7 @@ def affine_grid(theta, size, align_corners=None):
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
                       "affine_grid for details.")
     d = len(spatial)
-    axes = [_linspace_from_neg_one(s, align_corners, theta.dtype) for s in spatial]
+    axes = [_linspace_from_neg_one(s, align_corners, theta.dtype, theta.device) for s in spatial]
     # base[..., j] is x, y (, z): the component j varies along spatial dim d - 1 - j
     comps = []
     for j in range(d):
@@ -654,7 +654,7 @@ def affine_grid(theta, size, align_corners=None):
         shape = [1] * d
         shape[k] = spatial[k]
         comps.append(axes[k].view(shape).expand(spatial))
-    comps.append(ones(spatial, dtype=theta.dtype))
+    comps.append(ones(spatial, dtype=theta.dtype, device=theta.device))
     base = stack(comps, -1).reshape(1, -1, d + 1)
     grid = base.matmul(theta.transpose(1, 2))
     return grid.view(size[0], *spatial, d)

@@ -80,7 +80,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                                f"[{target.min().item()}, {target.max().item()}] were found. ")
         # the head scores a shortlisted target itself, any other its cluster's entry
         head_index = target.clone()
-        output = _C.zeros(target.shape, dtype=input.dtype)
+        output = _C.zeros(target.shape, dtype=input.dtype, device=input.device)
         for i in range(self.n_clusters):
             low, high = self.cutoffs[i], self.cutoffs[i + 1]
             rows = ((target >= low) & (target < high)).nonzero().reshape(-1)

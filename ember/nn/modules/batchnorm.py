@@ -66,7 +66,8 @@ class _NormBase(Module):
             # checkpoints from before num_batches_tracked existed load with it at 0
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
-                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                tracked = self.num_batches_tracked  # a meta one has no count to give: torch's 0 instead
+                state_dict[key] = (tracked if tracked is not None and not tracked.is_meta
                                    else _C.zeros((), dtype=_C.int64))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)

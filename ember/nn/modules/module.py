@@ -695,6 +695,11 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
+            if not lazy and not assign and param.is_meta and not input_param.is_meta:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)")
             try:
                 with _no_grad():
                     if assign:

@@ -190,12 +190,13 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
 
-    def _initial_states(self, hx, batch: int, is_batched: bool, dtype, sorted_indices) -> tuple:
-        """(h0,) or, for the LSTM, (h0, c0): each (layers * directions, B, size)."""
+    def _initial_states(self, hx, batch: int, is_batched: bool, like, sorted_indices) -> tuple:
+        """(h0,) or, for the LSTM, (h0, c0): each (layers * directions, B, size), zeros of
+        like's dtype and device when hx is None."""
         layers = self.num_layers * (2 if self.bidirectional else 1)
         sizes = (self._out_size(), self.hidden_size) if self.mode == "LSTM" else (self.hidden_size,)
         if hx is None:
-            return tuple(_C.zeros((layers, batch, size), dtype=dtype) for size in sizes)
+            return tuple(like.new_zeros((layers, batch, size)) for size in sizes)
         if self.mode == "LSTM":
             states = (hx[0], hx[1])
             dims = f"({states[0].dim()}-D, {states[1].dim()}-D) tensors"
@@ -244,7 +245,7 @@ class RNNBase(Module):
                 raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             batch = x.size(1)
             sizes = [batch] * x.size(0)
-        states = self._initial_states(hx, batch, is_batched, x.dtype, sorted_indices)
+        states = self._initial_states(hx, batch, is_batched, x, sorted_indices)
 
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
@@ -441,7 +442,7 @@ class RNNCellBase(Module):
         if not is_batched:
             input = input.unsqueeze(0)
         batch = input.size(0)
-        states = [_C.zeros((batch, self.hidden_size), dtype=input.dtype) if s is None
+        states = [input.new_zeros((batch, self.hidden_size)) if s is None
                   else (s if is_batched else s.unsqueeze(0)) for s in states]
         if input.size(1) != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")

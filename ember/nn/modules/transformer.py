@@ -51,7 +51,7 @@ def _detect_is_causal_mask(mask, is_causal: Optional[bool] = None, size: Optiona
     if is_causal is not None or mask is None:
         return bool(is_causal)
     sz = size if size is not None else mask.size(-2)
-    causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+    causal = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)
     if tuple(mask.shape) != tuple(causal.shape):
         return False
     return bool((mask == causal).all().item())

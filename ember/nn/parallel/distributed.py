@@ -70,7 +70,7 @@ class _Bucket:
     def __init__(self, params):
         self.params = params
         numel = sum(p.numel() for p in params)
-        self.buffer = ember.zeros(numel, dtype=params[0].dtype)
+        self.buffer = ember.zeros(numel, dtype=params[0].dtype, device=params[0].device)
         self.views, offset = [], 0
         for p in params:
             self.views.append(self.buffer[offset:offset + p.numel()].view(p.shape))

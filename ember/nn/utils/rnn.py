@@ -20,7 +20,8 @@ def invert_permutation(permutation):
     if permutation is None:
         return None
     out = _C.empty_like(permutation)
-    return out.scatter_(0, permutation, _C.arange(permutation.numel(), dtype=permutation.dtype))
+    return out.scatter_(0, permutation, _C.arange(permutation.numel(), dtype=permutation.dtype,
+                                                       device=permutation.device))
 
 
 class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
@@ -130,7 +131,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
         sorted_indices = None
     else:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-        sorted_indices = _C.tensor(order, dtype=_C.int64)
+        sorted_indices = _C.tensor(order, dtype=_C.int64, device=input.device)
         lengths = [lengths[i] for i in order]
         input = input.index_select(batch_dim, sorted_indices)
     if len(lengths) != input.size(batch_dim):
@@ -175,16 +176,16 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
         step = data[offset:offset + n]
         offset += n
         if n < batch:
-            step = _C.cat([step, _C.full((batch - n, *tail), padding_value, dtype=data.dtype)])
+            step = _C.cat([step, data.new_full((batch - n, *tail), padding_value)])
         rows.append(step)
     for _ in range(total_length - steps):
-        rows.append(_C.full((batch, *tail), padding_value, dtype=data.dtype))
+        rows.append(data.new_full((batch, *tail), padding_value))
     padded = _C.stack(rows, 1 if batch_first else 0)
     lengths = [sum(1 for n in sizes if n > b) for b in range(batch)]
-    lengths = _C.tensor(lengths, dtype=_C.int64)
+    lengths = _C.tensor(lengths, dtype=_C.int64)  # on the CPU, as batch_sizes (torch's)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
-        lengths = lengths.index_select(0, sequence.unsorted_indices)
+        lengths = lengths.index_select(0, sequence.unsorted_indices.cpu())
     return padded, lengths
 
 
@@ -209,7 +210,7 @@ def pad_sequence(sequences: Union[Iterable, object], batch_first: bool = False, 
     for s in sequences:
         missing = longest - s.size(0)
         if missing:
-            fill = _C.full((missing, *s.shape[1:]), padding_value, dtype=s.dtype)
+            fill = s.new_full((missing, *s.shape[1:]), padding_value)
             s = _C.cat([s, fill] if padding_side == "right" else [fill, s])
         padded.append(s)
     return _C.stack(padded, 0 if batch_first else 1)
