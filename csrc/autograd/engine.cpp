@@ -188,6 +188,15 @@ std::vector<Tensor> run_backward(const BackwardArgs& args) {
     const bool run = all_needed || needed.count(node);
     std::vector<Tensor> outputs;
     if (run) {
+      // The node's formulas allocate on its gradients' device (Note [The device of an op's
+      // results], core/device.h): the first defined one's, the CPU when there is none.
+      Device device;
+      for (const Tensor& g : grads)
+        if (g.defined()) {
+          device = g.device();
+          break;
+        }
+      DeviceScope device_scope("backward", device);
       if (node->materialize_grads()) {
         for (size_t i = 0; i < grads.size(); ++i) {
           const InputMeta& m = node->input_meta[i];

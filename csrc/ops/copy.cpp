@@ -89,10 +89,10 @@ Tensor as_dtype(const Tensor& t, ScalarType dt) {
   return t.dtype() == dt ? t : to_dtype(t, dt, false, false, std::nullopt);
 }
 
-Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format) {
-  if (format == MemoryFormat::Contiguous) return empty_tensor(self.sizes(), dtype);
+Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format, Device device) {
+  if (format == MemoryFormat::Contiguous) return empty_tensor(self.sizes(), dtype, device, "empty_like");
   Dims strides = format == MemoryFormat::Preserve ? preserved_strides(self) : format_strides(self.sizes(), format);
-  Tensor out = empty_tensor(self.sizes(), dtype);
+  Tensor out = empty_tensor(self.sizes(), dtype, device, "empty_like");
   out.impl()->set_sizes_strides(Dims(self.sizes()), std::move(strides));
   return out;
 }
@@ -100,13 +100,13 @@ Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat form
 Tensor restrided_as(const Tensor& t, MemoryFormat format) {
   Dims strides = format_strides(t.sizes(), format);
   if (t.strides() == IntList(strides)) return t;
-  Tensor out = empty_tensor(t.sizes(), t.dtype());
+  Tensor out = empty_tensor(t.sizes(), t.dtype(), t.device(), "contiguous");
   out.impl()->set_sizes_strides(Dims(t.sizes()), std::move(strides));
   return copy_(out, t, false);
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
-  Tensor out = empty_like_format(self, self.dtype(), memory_format.value_or(MemoryFormat::Preserve));
+  Tensor out = empty_like_format(self, self.dtype(), memory_format.value_or(MemoryFormat::Preserve), self.device());
   return copy_(out, self, false);
 }
 
@@ -124,7 +124,7 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking, bool co
   MemoryFormat format = memory_format.value_or(MemoryFormat::Preserve);
   bool layout_ok = format == MemoryFormat::Preserve || suggest_memory_format(self) == format;
   if (dtype == self.dtype() && !copy && layout_ok) return self;
-  Tensor out = empty_like_format(self, dtype, format);
+  Tensor out = empty_like_format(self, dtype, format, self.device());
   return copy_(out, self, non_blocking);
 }
 
@@ -133,7 +133,7 @@ Tensor to_device(const Tensor& self, std::optional<ScalarType> dtype, bool non_b
                  std::optional<MemoryFormat> memory_format) {
   ScalarType dt = dtype.value_or(self.dtype());
   if (t_op.device == self.device()) return to_dtype(self, dt, non_blocking, copy, memory_format);
-  Tensor out = empty_like_format(self, dt, memory_format.value_or(MemoryFormat::Preserve));
+  Tensor out = empty_like_format(self, dt, memory_format.value_or(MemoryFormat::Preserve), t_op.device);
   return copy_(out, self, non_blocking);
 }
 

@@ -119,8 +119,12 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
     in[k] = *ins[k];
     if (in[k].dtype() != compute && k >= first) {
       // a wrapped number (x * 2.0) converts as a value, without a copy kernel
-      in[k] = in[k].dim() == 0 ? scalar_tensor(item(in[k]), compute)
-                               : to_dtype(in[k], compute, false, false, std::nullopt);
+      if (in[k].dim() == 0 && in[k].is_cpu()) {
+        DeviceScope cpu("scalar_tensor", Device());  // stays a CPU scalar, which mixes with any device
+        in[k] = scalar_tensor(item(in[k]), compute);
+      } else {
+        in[k] = to_dtype(in[k], compute, false, false, std::nullopt);
+      }
     }
     if (in[k].sizes() != IntList(shape)) in[k] = expand(in[k], shape, false);
   }

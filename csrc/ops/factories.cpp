@@ -14,7 +14,7 @@ Tensor filled(IntList size, ScalarType dtype, const Scalar& value) {
 
 Tensor filled_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> format,
                    const Scalar& value) {
-  Tensor out = empty_like_format(self, dtype.value_or(self.dtype()), format.value_or(MemoryFormat::Preserve));
+  Tensor out = empty_like_format(self, dtype.value_or(self.dtype()), format.value_or(MemoryFormat::Preserve), t_op.device);
   return fill_Scalar_(out, value);
 }
 
@@ -41,7 +41,8 @@ Tensor full(IntList size, const Scalar& fill_value, std::optional<ScalarType> dt
 }
 
 Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
-  return empty_like_format(self, dtype.value_or(self.dtype()), memory_format.value_or(MemoryFormat::Preserve));
+  return empty_like_format(self, dtype.value_or(self.dtype()), memory_format.value_or(MemoryFormat::Preserve),
+                           t_op.device);
 }
 
 Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {

@@ -34,8 +34,9 @@ Tensor copy_between_devices(const Tensor& self, const Tensor& src);
 // out=(a, b) of an op returning several tensors: each result, checked to have the out's
 // dtype, written into it (resized as out= tensors are); returns the out tensors.
 std::tuple<Tensor, Tensor> write_outs(std::tuple<Tensor, Tensor> results, const std::vector<Tensor>& outs);
-// A fresh tensor shaped like self, laid out per format.
-Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format);
+// A fresh tensor shaped like self, laid out per format, on `device` (clones and dtype
+// conversions keep self's; the factories and `to` pass the running op's).
+Tensor empty_like_format(const Tensor& self, ScalarType dtype, MemoryFormat format, Device device);
 // t itself when it has the strides of a fresh tensor in `format`, else a copy that has
 // them: how an nn op that computes row-major returns torch's layout (channels_last in,
 // channels_last out).
