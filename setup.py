@@ -51,6 +51,14 @@ SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "
                   "-O1", "-fexpensive-optimizations", "-DEMBER_CHECKED_INDEXING"]
 
 
+# ember._C carries its own C++ runtime, hidden. With the shared one, a process that had
+# imported the GPU machine's torch 2.11 first crashed in ember's first error message that
+# formatted a number (std::ostream's facets: measured there, a segfault in
+# ops::item's message under pytest; fixed by this). +1.5 MB. The sanitizer build keeps the
+# shared runtime, which ASan intercepts.
+STATIC_LIBSTDCXX = ["-static-libstdc++", "-Wl,--exclude-libs,ALL"]
+
+
 def sanitize() -> bool:
     return os.environ.get("EMBER_SANITIZE", "") not in ("", "0")
 
@@ -113,7 +121,7 @@ class BuildExt(build_ext):
                 if saved is not None:
                     compiler.compile = saved
         ext.extra_compile_args = flags + [f'-DEMBER_BUILD_FLAGS="{" ".join(flags)}"']
-        ext.extra_link_args = ["-fvisibility=hidden"] + (SANITIZE_FLAGS[:1] if sanitize() else [])
+        ext.extra_link_args = ["-fvisibility=hidden"] + (SANITIZE_FLAGS[:1] if sanitize() else STATIC_LIBSTDCXX)
 
         def parallel_compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
                              extra_preargs=None, extra_postargs=None, depends=None):
