@@ -66,7 +66,9 @@ static Tensor untraced_slice(const Tensor& self, int64_t dim, int64_t start, int
 }
 
 // Both report as torch's schemas name them (index.Tensor, slice.Tensor).
+// Each sets its op's device as the generated ones do (Note [The device of an op's results]).
 Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
+  DeviceScope device_scope("index", op_device("index", self, indices));
   if (!trace::active()) [[likely]] return untraced_index(self, indices);
   trace::Scope scope;
   Tensor result = untraced_index(self, indices);
@@ -75,6 +77,7 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
 }
 
 Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  DeviceScope device_scope("slice", op_device("slice", self));
   if (!trace::active()) [[likely]] return untraced_slice(self, dim, start, stop, step);
   trace::Scope scope;
   Tensor result = untraced_slice(self, dim, start, stop, step);
