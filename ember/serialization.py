@@ -304,10 +304,28 @@ def _weights_only(weights_only, pickle_module):
     return weights_only
 
 
-def _check_cpu(target):
-    if not str(target).startswith("cpu"):
-        raise RuntimeError(f"ember.load: ember runs on the CPU only; cannot map storages to '{target}' "
-                           "(use map_location='cpu' or map_location=ember.device('cpu'))")
+def _check_available(target):
+    """torch's error for a CUDA location where CUDA is not available."""
+    if str(target).startswith("cuda"):
+        from . import cuda
+
+        if not cuda.is_available():
+            raise RuntimeError("Attempting to deserialize object on a CUDA device but ember.cuda.is_available() is "
+                               "False. If you are running on a CPU-only machine, please use ember.load with "
+                               "map_location=ember.device('cpu') to map your storages to the CPU.")
+
+
+def _moved(storage, target):
+    """storage on the device target names: itself for the CPU, else a copy made there (on
+    meta, its size only)."""
+    if isinstance(target, bytes):
+        target = target.decode()
+    if str(target).startswith("cpu"):
+        return storage
+    _check_available(target)
+    moved = UntypedStorage(storage.nbytes(), device=target)
+    moved.copy_(storage)
+    return moved
 
 
 class _FromCaller(Exception):
@@ -316,23 +334,20 @@ class _FromCaller(Exception):
 
 
 def _restorer(map_location):
-    """restore(storage, location) -> the storage to use, as map_location asks (ember has the CPU only)."""
+    """restore(storage, location) -> the storage to use, as map_location asks: by default
+    where the file says it was saved."""
     def default(storage, location):
-        if not str(location).startswith("cpu"):
-            raise RuntimeError(f"ember.load: the file holds storages on '{location}', and ember runs on the CPU "
-                               "only: use ember.load with map_location='cpu' to map them to the CPU")
-        return storage
+        return _moved(storage, location)
 
     if map_location is None:
         return default
     if isinstance(map_location, (str, bytes, _constants.device)):
-        _check_cpu(map_location.decode() if isinstance(map_location, bytes) else map_location)
-        return lambda storage, location: storage
+        target = map_location.decode() if isinstance(map_location, bytes) else str(map_location)
+        _check_available(target)
+        return lambda storage, location: _moved(storage, target)
     if isinstance(map_location, dict):
         def mapped(storage, location):
-            target = map_location.get(location, location)
-            _check_cpu(target)
-            return storage
+            return _moved(storage, map_location.get(location, location))
         return mapped
     if callable(map_location):
         def called(storage, location):

@@ -329,9 +329,13 @@ def test_map_location():
     assert pair[1].untyped_storage() is pair[0].untyped_storage()
     clone = loaded(ember, raw, map_location=lambda storage, location: storage.clone())
     assert clone[1].tolist() == [1, 2]
-    for bad in ("cuda", ember.device("meta"), {"cpu": "cuda:1"}):
-        with pytest.raises(RuntimeError, match="CPU only"):
+    for bad in ("cuda", {"cpu": "cuda:1"}):  # where CUDA is not available, torch's error
+        with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
             loaded(ember, raw, map_location=bad)
+    for lib in (ember, torch):  # mapped to meta: the tensors' metadata, no data
+        for target in ("meta", lib.device("meta"), {"cpu": "meta"}):
+            on_meta = loaded(lib, raw, map_location=target)
+            assert on_meta[1].is_meta and list(on_meta[1].shape) == [2] and str(on_meta[1].dtype).endswith("int64")
     on_gpu = cuda_file()
     for lib in (ember, torch):  # a file from a GPU: refused unless mapped, in both
         with pytest.raises(RuntimeError):

@@ -165,9 +165,10 @@ def rebuild_from_type_v2(func, new_type, args, state):
 
 def rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
     _check_tensor(data)
-    if str(device) not in ("cpu", "cpu:0"):
-        raise RuntimeError(f"ember runs on the CPU only: cannot load a tensor on '{device}'")
-    return data.to(dtype).requires_grad_(bool(requires_grad))
+    from ..serialization import _check_available
+
+    _check_available(device)
+    return data.to(device, dtype).requires_grad_(bool(requires_grad))
 
 
 def get_layout(name):

@@ -66,9 +66,15 @@ def _fail(message):
     raise SafetensorError(f"Error while deserializing header: {message}")
 
 
-def _check_device(device):
-    if str(device) not in ("cpu", "cpu:0"):
-        raise RuntimeError(f"ember runs on the CPU only: device '{device}' is not available")
+def _device(device):
+    """The ember.device tensors are loaded to (an int is a CUDA index, as in safetensors)."""
+    from .._constants import device as device_type
+
+    return device_type("cuda", device) if isinstance(device, int) and not isinstance(device, bool) else device_type(device)
+
+
+def _on(tensor, device):
+    return tensor if device.type == "cpu" else tensor.to(device)
 
 
 # ---- reading ----
@@ -189,8 +195,8 @@ class _Reader:
 class _Slice:
     """A tensor of a safe_open file that is only read where it is indexed."""
 
-    def __init__(self, reader, name):
-        self._reader, self._name = reader, name
+    def __init__(self, reader, name, device):
+        self._reader, self._name, self._device = reader, name, device
         self._entry = reader.entries[name]
 
     def get_shape(self):
@@ -201,14 +207,15 @@ class _Slice:
 
     def __getitem__(self, index):
         # The tensor is a view of the mapping: indexing it reads only the pages it covers.
-        return self._reader.tensor(self._name)[index]
+        return _on(self._reader.tensor(self._name)[index], self._device)
 
 
 class safe_open:
     """Opens a safetensors file for reading tensors one at a time (a context manager).
 
-    framework: "pt" (or "torch"): tensors come back as ember tensors; device: "cpu".
-    The file is mapped once; each tensor views its bytes copy-on-write.
+    framework: "pt" (or "torch"): tensors come back as ember tensors; device: where ("cpu",
+    "meta", "cuda:0" or an index). The file is mapped once; each CPU tensor views its bytes
+    copy-on-write; on another device a tensor is a copy.
 
     >>> import ember
     >>> from ember.utils.safetensors import save_file, safe_open
@@ -221,7 +228,11 @@ class safe_open:
     def __init__(self, filename, framework, device="cpu"):
         if framework not in ("pt", "torch"):
             raise SafetensorError(f"framework {framework} is invalid: ember reads tensors for 'pt' only")
-        _check_device(device)
+        self._device = _device(device)
+        if self._device.type == "cuda":  # torch's errors where CUDA is absent, before any reading
+            from .. import cuda
+
+            cuda._lazy_init()
         filename = os.fsdecode(os.fspath(filename))
         with open(filename, "rb") as f:  # the usual OSError for a missing file or a folder
             total = os.fstat(f.fileno()).st_size
@@ -251,13 +262,13 @@ class safe_open:
         return None if m is None else dict(m)
 
     def get_tensor(self, name):
-        return self._open().tensor(name)
+        return _on(self._open().tensor(name), self._device)
 
     def get_slice(self, name):
         reader = self._open()
         if name not in reader.entries:
             raise SafetensorError(f"File does not contain tensor {name}")
-        return _Slice(reader, name)
+        return _Slice(reader, name, self._device)
 
     def get_tensors(self):
         return {name: self.get_tensor(name) for name in self.offset_keys()}
