@@ -40,16 +40,16 @@ def _byte_order_swap(raw: bytes, itemsize: int, byte_order: str) -> bytes:
 
 
 class _StorageMixin:
-    """What every ember storage answers alike: its device (its bytes' device, read through
-    a tensor over them), unpinned, and on the CPU it shares its memory with other
-    processes once share_memory_() moved it (Note [Shared storages] in
-    csrc/core/storage.h). A meta storage has a size and no bytes."""
+    """What every ember storage answers alike: its device (its bytes' device), unpinned,
+    and on the CPU it shares its memory with other processes once share_memory_() moved
+    it (Note [Shared storages] in csrc/core/storage.h). A meta storage has a size and no
+    bytes."""
 
     is_sparse = False
 
     @property
     def device(self):
-        return self.untyped()._tensor(_C.uint8).device
+        return self.untyped()._device()
 
     @property
     def is_cuda(self):

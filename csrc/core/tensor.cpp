@@ -154,8 +154,7 @@ Tensor empty_tensor(IntList sizes, ScalarType dtype, Device device, const char* 
   int64_t nbytes;
   EMBER_CHECK(!__builtin_mul_overflow(n, itemsize(dtype), &nbytes), Runtime, op,
               "(): Storage size calculation overflowed with sizes=", sizes_str(sizes));
-  Storage storage = device.is_cpu() ? make_ref<StorageImpl>(static_cast<size_t>(nbytes))
-                                    : make_ref<StorageImpl>(static_cast<size_t>(nbytes), device);
+  Storage storage = make_ref<StorageImpl>(static_cast<size_t>(nbytes), device);
   return Tensor(make_ref<TensorImpl>(std::move(storage), 0, Dims(sizes), contiguous_strides(sizes), dtype));
 }
 
@@ -164,15 +163,13 @@ Tensor empty_tensor(IntList sizes, ScalarType dtype, const char* op) {
 }
 
 namespace detail {
-Device op_device_of(const char* op, const std::vector<const Tensor*>& tensors,
-                    const std::vector<const std::vector<Tensor>*>& lists) {
+Device op_device_of(const char* op, const std::vector<const Tensor*>& tensors) {
   // The first tensor that is not a CPU scalar decides; CPU scalars mix with any device.
   Device found;
   bool have = false;
-  auto visit = [&](const Tensor& t) {
-    if (!t.defined()) return;
-    Device d = t.device();
-    if (d.is_cpu() && t.dim() == 0) return;
+  for (const Tensor* t : tensors) {
+    if (!t->defined() || (t->is_cpu() && t->dim() == 0)) continue;
+    const Device d = t->device();
     if (!have) {
       found = d;
       have = true;
@@ -180,10 +177,7 @@ Device op_device_of(const char* op, const std::vector<const Tensor*>& tensors,
       fail(ErrorKind::Runtime, "Expected all tensors to be on the same device, but found at least two devices, ",
            device_str(found), " and ", device_str(d), "! (when checking the arguments of ", op, ")");
     }
-  };
-  for (const Tensor* t : tensors) visit(*t);
-  for (const std::vector<Tensor>* l : lists)
-    for (const Tensor& t : *l) visit(t);
+  }
   return found;  // the CPU when every tensor is a CPU scalar
 }
 }  // namespace detail

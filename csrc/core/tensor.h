@@ -146,32 +146,18 @@ inline bool on_cpu(const std::vector<Tensor>& ts) {
   return true;
 }
 namespace detail {
-inline void collect(std::vector<const Tensor*>&, std::vector<const std::vector<Tensor>*>&) {}
-template <class... Rest>
-void collect(std::vector<const Tensor*>& ts, std::vector<const std::vector<Tensor>*>& ls, const Tensor& t,
-             const Rest&... rest);
-template <class... Rest>
-void collect(std::vector<const Tensor*>& ts, std::vector<const std::vector<Tensor>*>& ls,
-             const std::vector<Tensor>& l, const Rest&... rest) {
-  ls.push_back(&l);
-  collect(ts, ls, rest...);
+inline void collect(std::vector<const Tensor*>& out, const Tensor& t) { out.push_back(&t); }
+inline void collect(std::vector<const Tensor*>& out, const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts) out.push_back(&t);
 }
-template <class... Rest>
-void collect(std::vector<const Tensor*>& ts, std::vector<const std::vector<Tensor>*>& ls, const Tensor& t,
-             const Rest&... rest) {
-  ts.push_back(&t);
-  collect(ts, ls, rest...);
-}
-Device op_device_of(const char* op, const std::vector<const Tensor*>& tensors,
-                    const std::vector<const std::vector<Tensor>*>& lists);
+Device op_device_of(const char* op, const std::vector<const Tensor*>& tensors);
 }  // namespace detail
 template <class... Ts>
 inline Device op_device(const char* op, const Ts&... ts) {
   if ((on_cpu(ts) && ...)) [[likely]] return Device();
   std::vector<const Tensor*> tensors;
-  std::vector<const std::vector<Tensor>*> lists;
-  detail::collect(tensors, lists, ts...);
-  return detail::op_device_of(op, tensors, lists);
+  (detail::collect(tensors, ts), ...);
+  return detail::op_device_of(op, tensors);
 }
 // The number of TensorImpls alive in the process (a leak test's probe).
 int64_t live_tensor_impls();

@@ -137,6 +137,11 @@ Tensor to_device(const Tensor& self, std::optional<ScalarType> dtype, bool non_b
   return copy_(out, self, non_blocking);
 }
 
+Tensor to_device_of(const Tensor& t, Device device) {
+  DeviceScope scope("to", device);
+  return to_device(t, std::nullopt, false, false, std::nullopt);
+}
+
 Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy,
                 std::optional<MemoryFormat> memory_format) {
   DeviceScope scope("to", other.device());
@@ -147,10 +152,7 @@ Scalar item(const Tensor& self) {
   EMBER_CHECK(self.numel() == 1, Runtime, "a Tensor with ", self.numel(),
               " elements cannot be converted to Scalar");
   EMBER_CHECK(self.device().type != DeviceType::Meta, Runtime, "Tensor.item() cannot be called on meta tensors");
-  if (!self.is_cpu()) {  // one element to the host
-    DeviceScope cpu("item", Device());
-    return item(to_device(self, std::nullopt, false, false, std::nullopt));
-  }
+  if (!self.is_cpu()) return item(to_device_of(self, Device()));  // one element to the host
   check_bounds(self);
   return visit_dtype(self.dtype(), [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;

@@ -29,6 +29,8 @@ void check_no_internal_overlap(const Tensor& self, const char* op);
 // src, or a copy of it when it shares memory with dst; RuntimeError where torch refuses
 // (see Note [Overlapping source and destination] in ops/copy.cpp).
 Tensor unaliased_source(const Tensor& dst, const Tensor& src, const char* op);
+// t on device (t itself when it is there already): `to(device)` from C++.
+Tensor to_device_of(const Tensor& t, Device device);
 // copy_ between two devices (Note [Copies between devices], ops/devices.cpp).
 Tensor copy_between_devices(const Tensor& self, const Tensor& src);
 // out=(a, b) of an op returning several tensors: each result, checked to have the out's

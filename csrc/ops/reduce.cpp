@@ -66,18 +66,13 @@ void visit(ScalarType t, F&& f) {
 
 // Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype).
 Tensor fold(ReduceOp op, const Tensor& self, const Dims& mask) {
-  if (!runs_kernels()) {  // no data: the accumulator's shape and dtype only
-    const ScalarType acc_t = visit_dtype(self.dtype(), [&](auto tag) {
-      return kernels::reduce::Kernels<typename decltype(tag)::type>::acc_dtype(op);
-    });
-    return empty_tensor(keep_shape(self, mask), acc_t);
-  }
-  Tensor acc;
-  visit(self.dtype(), [&](auto tag) {
+  const ScalarType acc_t = visit_dtype(self.dtype(), [&](auto tag) {
+    return kernels::reduce::Kernels<typename decltype(tag)::type>::acc_dtype(op);
+  });
+  Tensor acc = empty_tensor(keep_shape(self, mask), acc_t);
+  visit(self.dtype(), [&](auto tag) {  // nothing runs where there is no data (meta)
     using T = typename decltype(tag)::type;
     using K = kernels::reduce::Kernels<T>;
-    const ScalarType acc_t = K::acc_dtype(op);
-    acc = empty_tensor(keep_shape(self, mask), acc_t);
     const int64_t nout = acc.numel();
     K::init(op, acc.data(), nout);
     if (self.numel() == 0) return;

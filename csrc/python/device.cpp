@@ -54,7 +54,6 @@ Device parse_device(PyObject* o) {
   if (PyLong_Check(o) && !PyBool_Check(o)) {  // an index: torch's current accelerator, CUDA here
     int64_t index = unpack_int(o);
     EMBER_CHECK(index >= 0, Runtime, "Device index must not be negative");
-    init_device_type(DeviceType::CUDA);
     return from_parts("cuda", 4, index);
   }
   Owned text(PyUnicode_Check(o) ? (Py_INCREF(o), o) : PyObject_Str(o));

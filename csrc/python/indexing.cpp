@@ -168,11 +168,8 @@ Indexed apply_index(const Tensor& self, PyObject* key) {
 // Index tensors follow the indexed tensor to its device, as torch moves CPU indices.
 void move_indices(const Tensor& view, std::vector<Tensor>& indices) {
   if (view.is_cpu()) return;
-  for (Tensor& i : indices) {
-    if (!i.defined() || i.device() == view.device()) continue;
-    t_explicit_device = ExplicitDeviceSlot{view.device(), true};
-    i = api::to_device(i, std::nullopt, false, false, std::nullopt);
-  }
+  for (Tensor& i : indices)
+    if (i.defined()) i = ops::to_device_of(i, view.device());
 }
 
 }  // namespace

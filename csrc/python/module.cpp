@@ -10,7 +10,6 @@
 #include "python/arg_parser.h"
 #include "python/errors.h"
 #include "python/objects.h"
-#include "ops_decl.h"       // generated
 #include "python_tables.h"  // generated
 
 #ifndef EMBER_BUILD_FLAGS
@@ -65,11 +64,7 @@ PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
     Args a;
     if (parse_args(&sig, 1, args + 1, 0, kwnames, a) < 0) return nullptr;
     const Device device = a.given(1) ? parse_device(a.obj[1]) : t_default_device;
-    Tensor t = tensor_from_data(args[0], a.dtype_opt(0));
-    if (!device.is_cpu()) {
-      DeviceScope scope("tensor", device);
-      t = ops::to_device(t, std::nullopt, false, false, std::nullopt);
-    }
+    const Tensor t = ops::to_device_of(tensor_from_data(args[0], a.dtype_opt(0)), device);
     return wrap(with_requires_grad(t, a.to_bool(2, false)));
   });
 }

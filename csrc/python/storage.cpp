@@ -44,6 +44,10 @@ PyObject* storage_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 }
 
 PyObject* s_nbytes(PyObject* self, PyObject*) { return PyLong_FromSize_t(storage_of(self)->nbytes()); }
+PyObject* s_device(PyObject* self, PyObject*) {
+  return guarded([&] { return device_object(storage_of(self)->device()); });
+}
+
 // The device's address (0 on meta, as torch), never read here.
 PyObject* s_data_ptr(PyObject* self, PyObject*) { return PyLong_FromVoidPtr(storage_of(self)->device_data()); }
 PyObject* s_resizable(PyObject* self, PyObject*) { return PyBool_FromLong(storage_of(self)->resizable()); }
@@ -197,6 +201,7 @@ PyObject* s_set_class(PyObject*, PyObject* cls) {
 PyMethodDef storage_methods[] = {
     {"nbytes", s_nbytes, METH_NOARGS, "The size in bytes."},
     {"data_ptr", s_data_ptr, METH_NOARGS, "The address of the first byte."},
+    {"_device", s_device, METH_NOARGS, "The device of the bytes."},
     {"resizable", s_resizable, METH_NOARGS, "False for memory owned elsewhere (numpy, a mapped file)."},
     {"resize_", s_resize_, METH_O, "resize_(nbytes): reallocates, keeping the common prefix."},
     {"_tensor", s_tensor, METH_O, "_tensor(dtype): a 1-D tensor of dtype over the whole storage."},

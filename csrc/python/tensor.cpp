@@ -5,7 +5,6 @@
 #include "ops/geometry.h"
 #include "ops/internal.h"
 #include "api_decl.h"
-#include "ops_decl.h"
 #include "autograd/meta.h"
 #include <cstring>
 #include <map>
@@ -331,8 +330,7 @@ PyObject* m_tolist(PyObject* self, PyObject*) {
   const Tensor& t = self_of(self);
   return guarded([&]() -> PyObject* {
     if (t.device().type == DeviceType::CUDA) {  // the values come to the host first
-      DeviceScope cpu("tolist", Device());
-      Tensor host = ops::to_device(t, std::nullopt, false, false, std::nullopt);
+      const Tensor host = ops::to_device_of(t, Device());
       return tolist_rec(host, 0, host.data());
     }
     check_bounds(t);
