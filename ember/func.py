@@ -1,12 +1,15 @@
-"""ember.func: torch.func's function transforms over the reverse-mode engine: grad,
-grad_and_value, vjp, jacrev, hessian (jacrev of jacrev) and functional_call.
+"""ember.func: torch.func's function transforms: grad, grad_and_value, vjp and jacrev over
+the reverse-mode engine; jvp and jacfwd over forward-mode AD (ember.autograd.forward_ad);
+hessian (jacfwd of jacrev, as torch's) and functional_call.
 
 A transform differentiates with respect to fresh leaves standing for the chosen
 arguments; where an argument already requires grad (an outer transform's leaf, or the
 caller's graph), it differentiates with create_graph=True through a view of it instead,
 so transforms nest (hessian, grad of grad) and results stay connected to the caller's
-graph, as torch's are. Arguments may be tensors or tuples, lists and dicts of them.
-Forward-mode transforms (jvp, jacfwd) and vmap are not provided."""
+graph, as torch's are. Stand-ins and results keep their tangents when a forward-mode
+transform is outside (jacfwd of jacrev). Arguments may be tensors or tuples, lists and
+dicts of them. vmap is not provided, so jacrev and jacfwd build a Jacobian a row (a
+column) at a time, and forward-mode levels do not nest (jvp of jvp raises)."""
 from __future__ import annotations
 
 import contextlib
@@ -16,7 +19,7 @@ from typing import Any, Callable
 from . import _C
 from .autograd.grad_mode import enable_grad
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "functional_call"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call"]
 
 
 # ---- a small pytree: tensors nested in tuples, lists and dicts ----
@@ -67,6 +70,13 @@ def _check_argnums(argnums, num_args: int):
     return tuple(a % num_args for a in items)
 
 
+def _detached(t):
+    """t.detach(), keeping t's forward-mode tangent (an outer jvp's) if it has one."""
+    tangent = _C._fw_tangent(t)
+    d = t.detach()
+    return d if tangent is None else _C._make_dual(d, tangent)
+
+
 def _differentiable(tensors):
     """Stand-ins to differentiate with respect to, and whether to keep building the graph."""
     outer = _C.is_grad_enabled() and any(t.requires_grad for t in tensors)
@@ -74,7 +84,7 @@ def _differentiable(tensors):
     for t in tensors:
         if not isinstance(t, _C.TensorBase):
             raise RuntimeError(f"Expected tensors as the differentiated inputs, got {type(t)}")
-        new.append(t.view_as(t) if (outer and t.requires_grad) else t.detach().requires_grad_())
+        new.append(t.view_as(t) if (outer and t.requires_grad) else _detached(t).requires_grad_())
     return new, outer
 
 
@@ -86,14 +96,14 @@ def _grads(outputs, inputs, grad_outputs, create_graph: bool):
         res = (None,) * len(inputs)
     else:
         res = autograd.grad(outs, inputs, gouts, retain_graph=True, create_graph=create_graph, allow_unused=True)
-    return [zeros_like(i) if g is None else (g if create_graph else g.detach()) for g, i in zip(res, inputs)]
+    return [zeros_like(i) if g is None else (g if create_graph else _detached(g)) for g, i in zip(res, inputs)]
 
 
 def _detach_tree(tree, keep: bool):
     if keep:
         return tree
     leaves, rebuild = _flatten(tree)
-    return rebuild([x.detach() if isinstance(x, _C.TensorBase) else x for x in leaves])
+    return rebuild([_detached(x) if isinstance(x, _C.TensorBase) else x for x in leaves])
 
 
 def _prepare(args, argnums):
@@ -235,10 +245,127 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
     return wrapper
 
 
+def _structure(tree) -> str:
+    if isinstance(tree, (tuple, list)):
+        return f"{type(tree).__name__}[" + ", ".join(_structure(x) for x in tree) + "]"
+    if isinstance(tree, dict):
+        return "dict{" + ", ".join(f"{k!r}: {_structure(v)}" for k, v in tree.items()) + "}"
+    return "*"
+
+
+def _jvp(func, primals, tangents, has_aux, where):
+    """(primal outputs, tangent outputs, aux) of func at primals along tangents, the
+    outputs' structure kept. One dual level; the results are plain tensors."""
+    from . import zeros_like
+    from .autograd import forward_ad as fwAD
+    p_leaves, p_rebuild = _flatten(primals)
+    t_leaves, _ = _flatten(tangents)
+    with fwAD.dual_level():
+        duals = []
+        for p, t in zip(p_leaves, t_leaves):
+            if not isinstance(p, _C.TensorBase) or not isinstance(t, _C.TensorBase):
+                raise RuntimeError(f"{where}: Expected primals and tangents to be tensors, got "
+                                   f"{type(p if not isinstance(p, _C.TensorBase) else t)}")
+            duals.append(fwAD.make_dual(p, t))
+        output = func(*p_rebuild(duals))
+        aux = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError(f"{where}: output of function f should be a tuple: (output, aux) if has_aux is "
+                                   "True")
+            output, aux = output
+        out_leaves, out_rebuild = _flatten(output)
+        values, derivs = [], []
+        for o in out_leaves:
+            if not isinstance(o, _C.TensorBase):
+                raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got unsupported type "
+                                   f"{type(o)}")
+            primal, tangent = fwAD.unpack_dual(o)
+            values.append(primal)
+            derivs.append(zeros_like(primal) if tangent is None else tangent)
+        if aux is not None:
+            aux_leaves, aux_rebuild = _flatten(aux)
+            aux = aux_rebuild([fwAD.unpack_dual(a).primal if isinstance(a, _C.TensorBase) else a
+                               for a in aux_leaves])
+    return out_rebuild(values), out_rebuild(derivs), aux
+
+
+def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """(func(*primals), the Jacobian-vector product of func at primals along tangents),
+    by forward-mode AD; with has_aux, func returns (output, aux) and aux comes third."""
+    where = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{where}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    if _structure(primals) != _structure(tangents):
+        raise RuntimeError(f"{where}: Expected primals and tangents to have the same python structure. For example, "
+                           f"if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{_structure(primals)} and tangents with structure {_structure(tangents)}")
+    value, derivative, aux = _jvp(func, primals, tangents, has_aux, where)
+    if has_aux:
+        return value, derivative, aux
+    return value, derivative
+
+
+def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+    """A function returning the Jacobian of func with respect to the arguments in
+    argnums, column by column through forward-mode AD (one jvp per input element): for
+    each output, a tensor of shape output.shape + input.shape, nested as jacrev's."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from . import stack, zeros, zeros_like
+        nums = _check_argnums(argnums, len(args))
+        chosen = tuple(args[i] for i in nums) if isinstance(argnums, tuple) else args[nums[0]]
+        leaves, rebuild = _flatten(chosen)
+        for t in leaves:
+            if not isinstance(t, _C.TensorBase):
+                raise RuntimeError(f"Expected tensors as the differentiated inputs, got {type(t)}")
+
+        def at(chosen_leaves, tangent_leaves):
+            def f(*xs):
+                new = list(args)
+                picked = rebuild(list(xs))
+                if isinstance(argnums, tuple):
+                    for i, v in zip(nums, picked):
+                        new[i] = v
+                else:
+                    new[nums[0]] = picked
+                return func(*new, **kwargs)
+            return _jvp(f, tuple(chosen_leaves), tuple(tangent_leaves), has_aux, "jacfwd(f, ...)(*args)")
+
+        # one column per element of the chosen inputs
+        columns = []  # per input leaf: a list (over its elements) of flat output tangents
+        value = aux = None
+        for k, x in enumerate(leaves):
+            cols = []
+            for j in range(x.numel()):
+                tangents = [zeros_like(t) for t in leaves]
+                tangents[k].view(-1)[j] = 1
+                value, deriv, aux = at(leaves, tangents)
+                cols.append(_flatten(deriv)[0])
+            columns.append(cols)
+        if value is None:  # no input elements: evaluate once for the outputs' shapes
+            value, _, aux = at(leaves, [zeros_like(t) for t in leaves])
+        out_leaves, out_rebuild = _flatten(value)
+        per_output = []
+        for m, o in enumerate(out_leaves):
+            per_output.append(rebuild([
+                stack([c[m] for c in cols], dim=-1).view(o.shape + x.shape) if cols else
+                zeros(o.shape + x.shape, dtype=o.dtype, device=o.device)
+                for cols, x in zip(columns, leaves)]))
+        jac = out_rebuild(per_output)
+        if has_aux:
+            return jac, aux
+        return jac
+    return wrapper
+
+
 def hessian(func: Callable, argnums=0):
-    """The Hessian of func with respect to the arguments in argnums: jacrev of jacrev
-    (torch's is jacfwd of jacrev; the values are the same)."""
-    return jacrev(jacrev(func, argnums), argnums)
+    """The Hessian of func with respect to the arguments in argnums: jacfwd of jacrev,
+    as torch's (forward over reverse)."""
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # ---- functional_call ----

@@ -1,5 +1,6 @@
 // Nodes, per-tensor autograd records, saved variables.
 #include <atomic>
+#include "autograd/forward.h"
 #include "autograd/functions.h"
 #include "autograd/meta.h"
 #include "autograd/saved.h"
@@ -23,6 +24,7 @@ uint32_t Node::add_input_meta(const Tensor& t, bool differentiable) {
 }
 
 AutogradMeta::~AutogradMeta() {
+  if (fw_level) forward::forget(this);
   // The retain_grad hook points at this tensor without owning it.
   if (retain_hook && grad_fn) {
     auto& hooks = grad_fn->retain_hooks;

@@ -20,6 +20,8 @@ struct AutogradMeta {
   Tensor base;                        // for a view recorded by autograd: the tensor it views
   std::vector<Ref<GradHook>> hooks;   // a leaf's tensor hooks (non-leaves keep theirs on grad_fn)
   Ref<GradHook> retain_hook;          // the retain_grad() hook, cleared when the tensor dies
+  Tensor fw_grad;                     // forward AD's tangent (Note [Forward-mode AD])
+  uint64_t fw_level = 0;              // the id of the dual level fw_grad belongs to
 };
 
 inline AutogradMeta* meta(const Tensor& t) { return t.impl()->autograd.get(); }

@@ -17,7 +17,7 @@ void set_sink(Sink sink) {
     g_thread = std::this_thread::get_id();
   }
   g_sink.store(sink);
-  g_active.store(sink != nullptr);
+  hooks::set(hooks::kTrace, sink != nullptr);
 }
 
 void report(const char* op, const char* names, std::vector<Arg>&& args, std::vector<Tensor>&& outputs, bool inplace) {

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <variant>
 #include <vector>
+#include "autograd/hooks.h"
 #include "core/generator.h"
 #include "core/scalar.h"
 #include "core/tensor.h"
@@ -15,16 +16,15 @@ namespace ember::trace {
 
 // Note [The trace hook]
 // Every generated api:: function that takes and returns tensors starts with
-// `if (trace::active()) return trace_<op>(...)`: one relaxed load of a global and a
-// branch predicted not taken, so an untraced call pays next to nothing (benchmarks in
-// DESIGN.md). trace_<op> runs the op as usual (recording autograd when asked) inside a
+// `if (hooks::any()) return hooked_<op>(...)`: one relaxed load of a global (shared with
+// forward-mode AD, autograd/hooks.h) and a branch predicted not taken, so an untraced
+// call pays next to nothing (benchmarks in DESIGN.md). While a trace runs, hooked_<op> runs the op as usual (recording autograd when asked) inside a
 // Scope and, for the outermost traced call only, reports the op's schema name, argument
 // names, arguments and outputs to the sink: an op that calls api:: itself (a composite,
 // a backward formula) reports once, as itself. The flag is process-wide; the depth is
 // per thread, and only the thread that started the trace reports.
 
-inline std::atomic<bool> g_active{false};
-inline bool active() { return g_active.load(std::memory_order_relaxed); }
+inline bool active() { return hooks::on(hooks::kTrace); }
 
 // One argument as the sink sees it: none (an undefined tensor, an absent optional, a
 // generator), a tensor, a tensor list, a number, an int list, a string, a dtype or a

@@ -8,6 +8,7 @@
 #include <vector>
 #include "api_decl.h"
 #include "autograd/engine.h"
+#include "autograd/forward.h"
 #include "autograd/functions.h"
 #include "autograd/record.h"
 #include "autograd/saved.h"
@@ -859,7 +860,83 @@ PyObject* f_increment_version(PyObject*, PyObject* t) {
   });
 }
 
+// Forward-mode AD (Note [Forward-mode AD]); ember/autograd/forward_ad.py is the face.
+PyObject* f_enter_dual_level(PyObject*, PyObject*) {
+  return guarded([&]() -> PyObject* { return PyLong_FromLongLong(autograd::forward::enter_level()); });
+}
+
+PyObject* f_exit_dual_level(PyObject*, PyObject* level) {
+  return guarded([&]() -> PyObject* {
+    EMBER_CHECK(PyLong_Check(level), Type, "exit_dual_level(): level must be an int");
+    autograd::forward::exit_level(PyLong_AsLongLong(level));
+    Py_RETURN_NONE;
+  });
+}
+
+// make_dual: a view of primal carrying tangent (stored as given when its strides match
+// the primal's, else copied into the primal's layout, as torch does).
+PyObject* f_make_dual(PyObject*, PyObject* args) {
+  return guarded([&]() -> PyObject* {
+    PyObject *p, *t;
+    if (!PyArg_ParseTuple(args, "OO", &p, &t)) return nullptr;
+    EMBER_CHECK(is_tensor(p) && is_tensor(t), Type, "make_dual(): expected Tensors");
+    const Tensor& primal = unwrap(p);
+    Tensor tangent = unwrap(t);
+    namespace fw = autograd::forward;
+    EMBER_CHECK(fw::level_active(), Runtime,
+                "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() "
+                "first.");
+    EMBER_CHECK(!fw::has_tangent(primal), Runtime,
+                "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level 0 is not "
+                "supported.");
+    if (tangent.sizes() == primal.sizes() && tangent.strides() != primal.strides() && primal.numel() > 1) {
+      fw::Suspend suspend;
+      Tensor like = api::empty_strided(primal.sizes(), primal.strides(), tangent.dtype());
+      tangent = api::copy_(like, tangent, false);
+    }
+    Tensor dual;
+    {
+      fw::Suspend suspend;
+      dual = api::view(primal, primal.sizes());
+    }
+    fw::set_tangent(dual, tangent);
+    return wrap(dual);
+  });
+}
+
+// unpack_dual: (a view of t without its tangent, the tangent or None).
+PyObject* f_unpack_dual(PyObject*, PyObject* t) {
+  return guarded([&]() -> PyObject* {
+    EMBER_CHECK(is_tensor(t), Type, "unpack_dual(): expected a Tensor");
+    const Tensor& x = unwrap(t);
+    namespace fw = autograd::forward;
+    Tensor tangent = fw::tangent(x);
+    if (!tangent.defined()) return Py_BuildValue("(ON)", t, Py_NewRef(Py_None));
+    Tensor primal;
+    {
+      fw::Suspend suspend;
+      primal = api::view(x, x.sizes());
+    }
+    return Py_BuildValue("(NN)", wrap(primal), wrap(tangent));
+  });
+}
+
+// The tangent of t, or None (printing, func.jvp).
+PyObject* f_fw_tangent(PyObject*, PyObject* t) {
+  return guarded([&]() -> PyObject* {
+    EMBER_CHECK(is_tensor(t), Type, "_fw_tangent(): expected a Tensor");
+    const Tensor& tangent = autograd::forward::tangent(unwrap(t));
+    if (!tangent.defined()) Py_RETURN_NONE;
+    return wrap(tangent);
+  });
+}
+
 PyMethodDef autograd_functions[] = {
+    {"_enter_dual_level", f_enter_dual_level, METH_NOARGS, nullptr},
+    {"_exit_dual_level", f_exit_dual_level, METH_O, nullptr},
+    {"_make_dual", f_make_dual, METH_VARARGS, nullptr},
+    {"_unpack_dual", f_unpack_dual, METH_O, nullptr},
+    {"_fw_tangent", f_fw_tangent, METH_O, nullptr},
     {"_current_graph_task_id", f_current_graph_task_id, METH_NOARGS, nullptr},
     {"_will_engine_execute", f_will_engine_execute, METH_O, nullptr},
     {"_increment_version", f_increment_version, METH_O, nullptr},
@@ -888,13 +965,15 @@ PyTypeObject* node_type(const std::string& name) {
   if (it != types.end()) return reinterpret_cast<PyTypeObject*>(it->second);
   it = types.emplace(name, nullptr).first;
   static std::unordered_map<std::string, std::string> spec_names;  // tp_name points into these
-  const std::string& spec_name = spec_names.emplace(name, "builtins." + name).first->second;
+  const std::string& spec_name = spec_names.emplace(name, name).first->second;
   PyType_Slot slots[] = {{0, nullptr}};
-  // __module__ 'builtins', as torch's node classes (whose repr omits it; this one's shows it)
   PyType_Spec spec = {spec_name.c_str(), 0, 0, Py_TPFLAGS_DEFAULT, slots};
   Owned bases(PyTuple_Pack(1, reinterpret_cast<PyObject*>(&NodeType)));
   PyObject* type = bases ? PyType_FromSpecWithBases(&spec, bases.get()) : nullptr;
-  if (!type) {
+  // __module__ 'builtins', as torch's node classes: their repr is <class 'AddBackward0'>
+  static PyObject* builtins = PyUnicode_InternFromString("builtins");
+  if (!type || !builtins || PyObject_SetAttrString(type, "__module__", builtins) < 0) {
+    Py_XDECREF(type);
     types.erase(it);
     return nullptr;
   }

@@ -218,7 +218,7 @@ int tensor_setitem(PyObject* self, PyObject* key, PyObject* value) {
       if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::BFloat16)  // those round to inf
         ops::check_convertible(s, t.dtype(), "__setitem__");
       if (!r.advanced) {  // x[0] = 1: the fast path
-        if (record || trace::active()) {  // a trace must see the write (see Note [The trace hook])
+        if (record || hooks::any()) {  // a trace, or forward AD, must see the write (autograd/hooks.h)
           api::fill_Scalar_(r.view, s);
         } else {
           ops::fill_unchecked(r.view, s);

@@ -150,14 +150,19 @@ def load_derivatives(path: Path, root: Path, ops: tuple[Op, ...]) -> tuple[Deriv
         tensors = {a.name for a in op.schema.arguments if a.type.base == "Tensor"}
         differentiable = e.get("differentiable", True)
         formulas = tuple((", ".join(a.strip() for a in k.split(",")), str(v).strip()) for k, v in e.items()
-                         if k not in ("name", "differentiable", "node", "__line__"))
+                         if k not in ("name", "differentiable", "node", "forward", "__line__"))
         for key, _ in formulas:  # "input, weight, bias": one formula giving a tuple of their gradients
             for arg in key.split(","):
                 if arg.strip() not in tensors:
                     raise DeclarationError(loc, f"'{arg.strip()}' is not a Tensor argument of {op.schema}")
         if differentiable and not formulas:
             raise DeclarationError(loc, f"{name}: give a formula per differentiable input, or differentiable: false")
-        out.append(Derivative(name, formulas, bool(differentiable), loc, e.get("node")))
+        forward = e.get("forward")
+        if forward not in (None, "linear", "element_wise"):
+            raise DeclarationError(loc, f"{name}: forward is 'linear' or 'element_wise', not {forward!r}")
+        if forward == "element_wise" and any("grads" in f for _, f in formulas):
+            raise DeclarationError(loc, f"{name}: an element_wise forward rule needs single-output formulas")
+        out.append(Derivative(name, formulas, bool(differentiable), loc, e.get("node"), forward))
     return tuple(out)
 
 

@@ -277,6 +277,9 @@ class Derivative:
     differentiable: bool
     loc: Loc
     node: Optional[str] = None            # the grad_fn's name when torch's differs from the default
+    # forward-mode AD's rule (Note [Forward-mode AD]): "linear", "element_wise", or None
+    # (transpose the backward)
+    forward: Optional[str] = None
 
 
 @dataclass(frozen=True)
