@@ -235,18 +235,19 @@ def _add_suffixes(text, suffixes, indent):
     return "".join(pieces)
 
 
-def format_tensor(t, default_dtype, prefix="tensor("):
+def format_tensor(t, default_dtype, prefix="tensor(", suffix_of=None):
     """Return the repr of tensor ``t``, e.g. ``tensor([1, 2], dtype=torch.int32)``.
 
     ``default_dtype`` is the default floating dtype, whose name is never shown;
-    int64 and bool are not shown either, except for empty tensors.
+    int64 and bool are not shown either, except for empty tensors. ``suffix_of``: the
+    tensor whose autograd suffixes (grad_fn, tangent) to show, when not ``t`` itself.
 
         >>> import torch
         >>> format_tensor(torch.tensor([[1, 2]], dtype=torch.int8), torch.float32)
         'tensor([[1, 2]], dtype=torch.int8)'
     """
     indent = len(prefix)
-    original = t
+    original = t if suffix_of is None else suffix_of
     device = getattr(t, "device", None)  # the printing tests pass stand-ins without one
     device_type = getattr(device, "type", "cpu")
     if device_type == "meta":  # no data: torch prints the metadata only
@@ -276,14 +277,27 @@ def format_tensor(t, default_dtype, prefix="tensor("):
 def _grad_suffixes(t):
     grad_fn = getattr(t, "grad_fn", None)
     if grad_fn is not None:
-        return [f"grad_fn=<{grad_fn.name()}>"]
-    return ["requires_grad=True"] if getattr(t, "requires_grad", False) else []
+        out = [f"grad_fn=<{grad_fn.name()}>"]
+    else:
+        out = ["requires_grad=True"] if getattr(t, "requires_grad", False) else []
+    tangent = _fw_tangent(t)
+    if tangent is not None:  # a dual tensor of forward AD
+        out.append(f"tangent={tangent!r}")
+    return out
+
+
+def _fw_tangent(t):
+    from . import _C
+
+    return _C._fw_tangent(t) if isinstance(t, _C.TensorBase) else None
 
 
 def _str(t):
     """The repr of an ember tensor, under ember's current default dtype."""
     import ember
 
+    if _fw_tangent(t) is not None:  # format the primal alone: no tangents for printing's ops
+        return format_tensor(ember._C._unpack_dual(t)[0], ember.get_default_dtype(), suffix_of=t)
     return format_tensor(t, ember.get_default_dtype())
 
 

@@ -98,14 +98,15 @@ void give_tangent(const Tensor& t, Tensor value, bool in_place) {
   Suspend suspend;
   if (value.dtype() != t.dtype()) value = api::to_dtype(value, t.dtype(), false, false, std::nullopt);
   if (value.sizes() != t.sizes()) value = api::clone(api::expand(value, t.sizes(), false), std::nullopt);
-  if (in_place) {
-    AutogradMeta* m = meta(t);
-    if (m && m->fw_grad.defined() && m->fw_level == g_level.load()) {
-      if (!value.is_same(m->fw_grad)) api::copy_(m->fw_grad, value, false);
-      return;
-    }
+  AutogradMeta* m = meta(t);
+  if (in_place && m && m->fw_grad.defined() && m->fw_level == g_level.load()) {
+    if (!value.is_same(m->fw_grad)) api::copy_(m->fw_grad, value, false);
+  } else {
+    store(t, value);
+    m = meta(t);
   }
-  store(t, value);
+  // the node that made t may have saved t before it had this tangent
+  if (m->grad_fn) m->grad_fn->save_output_tangent(m->output_nr, m->fw_grad, m->fw_level);
 }
 
 void give_tangents(const std::vector<Tensor>& ts, const std::vector<Tensor>& values) {
@@ -193,6 +194,11 @@ void transpose(Node& node, const std::vector<Tensor>& outputs, const std::vector
 void fail_unsupported(const char* op) {
   fail(ErrorKind::NotImplemented, "Trying to use forward AD with ", op,
        " that does not support it because it has not been implemented yet.");
+}
+
+void fail_out(const char* op) {
+  fail(ErrorKind::NotImplemented, "Trying to use forward AD with ", op,
+       "_out that does not support it because it is an out= function");
 }
 
 }  // namespace ember::autograd::forward

@@ -148,5 +148,7 @@ void forget(AutogradMeta* m);
 
 // An op with no forward rule (no derivative declared) on a dual input: torch's error.
 [[noreturn]] void fail_unsupported(const char* op);
+// An out= call on a dual input: torch's error.
+[[noreturn]] void fail_out(const char* op);
 
 }  // namespace ember::autograd::forward

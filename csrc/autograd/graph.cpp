@@ -142,6 +142,7 @@ Tensor SavedVariable::unpack(Node* owner) const {
     m.grad_fn = Ref<Node>(owner);
     m.output_nr = output_nr_;
   }
+  if (tangent_.defined() && tangent_level_ == forward::g_level.load()) forward::give_tangent(t, tangent_, false);
   return t;
 }
 

@@ -67,6 +67,13 @@ class Node : public RefCounted {
     return false;
   }
 
+  // Forward AD: output `output_nr` of the op got this tangent after the node saved it.
+  virtual void save_output_tangent(uint32_t output_nr, const Tensor& tangent, uint64_t level) {
+    (void)output_nr;
+    (void)tangent;
+    (void)level;
+  }
+
   // Whether the gradient of forward input i is wanted (its edge leads somewhere).
   bool should_compute(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
   uint32_t add_input_meta(const Tensor& t, bool differentiable = true);

@@ -31,11 +31,20 @@ class SavedVariable {
   void release() {
     data_ = Tensor();
     packed_ = Ref<PackedTensor>();
+    tangent_ = Tensor();
     released_ = true;
   }
   bool defined() const { return defined_; }
+  // Forward AD: the tangent an output got after it was saved, handed to what unpack
+  // returns (forward over reverse reads outputs' tangents in backward formulas).
+  void set_tangent(const Tensor& tangent, uint64_t level) {
+    tangent_ = tangent;
+    tangent_level_ = level;
+  }
 
  private:
+  Tensor tangent_;
+  uint64_t tangent_level_ = 0;
   Tensor data_;
   Ref<PackedTensor> packed_;  // what a pack hook returned, instead of data_
   uint32_t version_ = 0;

@@ -921,6 +921,17 @@ PyObject* f_unpack_dual(PyObject*, PyObject* t) {
   });
 }
 
+// Gives t (which has none) the tangent (custom Functions' jvp results).
+PyObject* f_fw_set_tangent(PyObject*, PyObject* args) {
+  return guarded([&]() -> PyObject* {
+    PyObject *t, *tangent;
+    if (!PyArg_ParseTuple(args, "OO", &t, &tangent)) return nullptr;
+    EMBER_CHECK(is_tensor(t) && is_tensor(tangent), Type, "_fw_set_tangent(): expected Tensors");
+    autograd::forward::set_tangent(unwrap(t), unwrap(tangent));
+    Py_RETURN_NONE;
+  });
+}
+
 // The tangent of t, or None (printing, func.jvp).
 PyObject* f_fw_tangent(PyObject*, PyObject* t) {
   return guarded([&]() -> PyObject* {
@@ -937,6 +948,7 @@ PyMethodDef autograd_functions[] = {
     {"_make_dual", f_make_dual, METH_VARARGS, nullptr},
     {"_unpack_dual", f_unpack_dual, METH_O, nullptr},
     {"_fw_tangent", f_fw_tangent, METH_O, nullptr},
+    {"_fw_set_tangent", f_fw_set_tangent, METH_VARARGS, nullptr},
     {"_current_graph_task_id", f_current_graph_task_id, METH_NOARGS, nullptr},
     {"_will_engine_execute", f_will_engine_execute, METH_O, nullptr},
     {"_increment_version", f_increment_version, METH_O, nullptr},

@@ -60,9 +60,9 @@ def make_dual(tensor, tangent, *, level=None):
     _check_level(level, "make_dual")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         raise TypeError("make_dual(): expected tensor and tangent to be Tensors")
-    if not (tensor.is_floating_point() or tensor.is_complex()):
+    if not tensor.is_floating_point():
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
-    if not (tangent.is_floating_point() or tangent.is_complex()):
+    if not tangent.is_floating_point():
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     return _C._make_dual(tensor, tangent)
 

@@ -55,6 +55,13 @@ class FunctionCtx:
 class BackwardCFunction(_C._FunctionBase, FunctionCtx):
     """The base of every FooBackward class."""
 
+    @property
+    def saved_tensors(self):
+        """What save_for_backward saved (in jvp: what save_for_forward saved)."""
+        if getattr(self, "_in_jvp", False):
+            return tuple(getattr(self, "_saved_for_forward", ()))
+        return _C._FunctionBase.saved_tensors.__get__(self)
+
     def apply(self, *grads):
         cls = self._forward_cls
         if cls.backward is Function.backward and cls.vjp is not Function.vjp:
@@ -94,22 +101,56 @@ class Function(metaclass=FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, _C.TensorBase) and a.requires_grad for a in args)
         record = _C.is_grad_enabled() and any(ctx.needs_input_grad)
+        # forward mode: forward sees the primals, and jvp gives the outputs' tangents
+        tangents = [_C._fw_tangent(a) if isinstance(a, _C.TensorBase) else None for a in args]
+        dual = any(t is not None for t in tangents)
+        if dual:
+            if cls.jvp is Function.jvp:
+                Function.jvp(ctx)
+            inputs = tuple(_C._unpack_dual(a)[0] if t is not None else a for a, t in zip(args, tangents))
+        else:
+            inputs = args
         with no_grad():
             if cls.setup_context is not Function.setup_context:
-                outputs = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, outputs)
+                outputs = cls.forward(*inputs, **kwargs)
+                cls.setup_context(ctx, inputs, outputs)
             else:
-                outputs = cls.forward(ctx, *args, **kwargs)
-        if not record:
-            return outputs
+                outputs = cls.forward(ctx, *inputs, **kwargs)
         if isinstance(outputs, list):
             outputs = tuple(outputs)
-        return ctx._record(args, outputs)
+        if record:
+            outputs = ctx._record(args, outputs)
+        if dual:
+            outputs = cls._give_tangents(ctx, outputs, tangents)
+        return outputs
+
+    @classmethod
+    def _give_tangents(cls, ctx, outputs, tangents):
+        ctx._in_jvp = True
+        try:
+            out_tangents = cls.jvp(ctx, *tangents)
+        finally:
+            ctx._in_jvp = False
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        tans = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+        if len(tans) != len(outs):
+            raise RuntimeError(f"Function {cls.__name__}.jvp returned an incorrect number of forward gradients "
+                               f"(expected {len(outs)} got {len(tans)})")
+        for o, t in zip(outs, tans):
+            if isinstance(o, _C.TensorBase) and t is not None:
+                _C._fw_set_tangent(o, t)
+        return outputs
 
 
 def once_differentiable(fn):

@@ -57,7 +57,7 @@ $saved
     (void)v;
     return false;
   }
-$members
+$tangents$members
 };
 
 std::vector<Tensor> $cls::apply(std::vector<Tensor>&& grads) {
@@ -191,7 +191,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
         if is_tensor and _ident_used(f"{a.name}_dtype", exprs):
             members.append(f"  ScalarType {a.name}_dtype;")
             saves.append(f"  node->{a.name}_dtype = {a.name}.dtype();")
-    out_saves = []
+    out_saves, out_saved = [], []  # out_saved: (output index, name) of the outputs the node keeps
     rnames = _returns(op)
     is_list_return = op.schema.returns and op.schema.returns[0].is_list
     for i, r in enumerate(rnames):
@@ -199,6 +199,7 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
             if is_list_return:
                 raise ValueError(f"{op.schema.full_name}: formulas can't read a Tensor[] result")
             members.append(f"  SavedVariable {r}_;")
+            out_saved.append((i, r))
             unpack.append(f"  Tensor {r} = {r}_.unpack(this);")
             releases.append(f"{r}_.release();")
             exposed.append((r, f"{r}_.unpack(this)"))
@@ -247,10 +248,14 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
             else:
                 formulas.append(f"  if (should_compute(pos)) out[pos] = {expr};\n  pos += 1;")
             pos += 1
+    tangents = "".join(f"    if (output_nr == {i}) {r}_.set_tangent(tangent, level);\n" for i, r in out_saved)
+    if tangents:
+        tangents = ("  void save_output_tangent(uint32_t output_nr, const Tensor& tangent, uint64_t level) override {\n"
+                    + tangents + "  }\n")
     saved = "\n".join(f'    if (key == "{n}") {{\n      put_saved(v, {e});\n      return true;\n    }}'
                       for n, e in exposed)
     text = NODE.substitute(cls=cls, name=d.node or cls, members="\n".join(members), unpack="\n".join(unpack),
-                           saved=saved,
+                           saved=saved, tangents=tangents,
                            releases=" ".join(releases) + (" " if releases else ""), formulas="\n".join(formulas))
     return text, {"saves": needs + saves, "out_saves": out_saves}
 
@@ -406,6 +411,8 @@ def _forward(op: Op, d: Derivative | None, cls: str | None, info: dict, sig: str
     tensors = _tensor_args(op)
     inplace = "true" if s.inplace else ("out.inplace" if op.has_out_param else "false")
     lines = [f"  const bool inplace = {inplace};\n  (void)inplace;"]
+    if op.has_out_param:  # torch's refusal
+        lines.append(f"  if (!inplace && out.tensor.defined()) forward::fail_out(\"{s.name}\");")
     if d is None or not d.differentiable:
         lines.append(primal)
         if d is None:  # torch's error, unless nothing differentiable came out (or the op returned its input)
@@ -481,7 +488,11 @@ def _forward(op: Op, d: Derivative | None, cls: str | None, info: dict, sig: str
         for t in diff:
             body.append(f"  if ({t.name}_t.defined()) {{\n    const Tensor& grad = {t.name}_t;\n"
                         f"    forward::accumulate(tangent, {by_arg[t.name][0]});\n  }}")
-        body.append(f"  if (!inplace) forward::unalias(tangent, {{{', '.join(t.name + '_t' for t in diff)}}});")
+        others = [t.name + "_t" for t in diff if t.name != self_name]
+        if others:
+            body.append(f"  forward::unalias(tangent, {{{', '.join(others)}}});")
+        if any(t.name == self_name for t in diff):
+            body.append(f"  if (!inplace) forward::unalias(tangent, {{{self_name}_t}});")
         body.append("  forward::give_tangent(result, tangent, inplace);")
         lines.append("  {\n" + "\n".join("  " + l for b in body for l in b.split("\n")) + "\n  }")
         lines.append("  return result;")
