@@ -312,15 +312,23 @@ def test_linear_cross_entropy_reference_path_forms():
 
 
 @pytest.mark.parametrize("case", ["input_dim", "weight_dim", "in_features", "bias_shape", "unbatched_k",
-                                  "probs_ignore_index"])
+                                  "probs_ignore_index", "target_range", "target_range_chunked",
+                                  "target_negative_chunked", "target_int32_chunked"])
 def test_linear_cross_entropy_errors(case):
     def call(lib):
         x, w, t = lib.ones(3, 4), lib.ones(5, 4), lib.tensor([0, 1, 2])
+        chunked = {"options": lib.nn.LinearCrossEntropyOptions(batch_chunk_size=2)}
         args, kw = {"input_dim": ((x[0, 0], w, t), {}), "weight_dim": ((x, w[0], t), {}),
                     "in_features": ((x, w[:, :3], t), {}), "bias_shape": ((x, w, t), {"linear_bias": lib.ones(4)}),
                     "unbatched_k": ((x[0], w.view(5, 1, 4), t[0]), {}),
-                    "probs_ignore_index": ((x, w, lib.ones(3, 5) / 5), {"ignore_index": 1})}[case]
-        return lib.nn.functional.linear_cross_entropy(*args, **kw)
+                    "probs_ignore_index": ((x, w, lib.ones(3, 5) / 5), {"ignore_index": 1}),
+                    "target_range": ((x, w, lib.tensor([0, 7, 1])), {}),
+                    "target_range_chunked": ((x, w, lib.tensor([0, 7, 1])), chunked),
+                    "target_negative_chunked": ((x, w, lib.tensor([0, -3, 1])), chunked),
+                    "target_int32_chunked": ((x, w, t.int()), chunked)}[case]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # int32 targets: the chunked path falls back, warning
+            return lib.nn.functional.linear_cross_entropy(*args, **kw)
 
     raises_like(lambda: call(ember), lambda: call(torch))
 

@@ -106,7 +106,8 @@ def _row_weights(target, class_weight, ignore_index: int, num_classes: int, dtyp
     safe = _C.where(valid, target, target.new_zeros(()))
     if bool(((safe < 0) | (safe >= num_classes)).any()):
         bad = safe[(safe < 0) | (safe >= num_classes)][0].item()
-        raise IndexError(f"Target {bad} is out of bounds.")
+        # torch's chunked path fails in its gather, with the gather's error
+        raise RuntimeError(f"index {bad} is out of bounds for dimension 1 with size {num_classes}")
     w = class_weight.to(dtype).index_select(0, safe) if class_weight is not None else valid.to(dtype)
     return w * valid.to(dtype), safe
 
