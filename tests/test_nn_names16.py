@@ -447,7 +447,8 @@ def test_add_graph_several_inputs_and_outputs(tmp_path, capsys):
     printed = capsys.readouterr().out  # verbose: one line per node
     assert "input/a = IO Node()" in printed and "aten::native_batch_norm" in printed
     nodes = _graph_nodes(str(tmp_path))
-    assert {"input/a", "input/b", "output/output.1", "output/output.2", "Two/BatchNorm1d[bn]/running_mean"} <= set(nodes)
+    expected = {"input/a", "input/b", "output/output.1", "output/output.2", "Two/BatchNorm1d[bn]/running_mean"}
+    assert expected <= set(nodes)
     assert nodes["output/output.2"]["attr"]["_output_shapes"] == [[]]
     assert "input/b" in nodes[nodes["output/output.1"]["input"][0]]["input"]
 
