@@ -219,7 +219,7 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
                                  "max_pool2d", "max_pool3d"),
     "utils.dlpack": ("from_dlpack",),
     # torch's top-level convolutions and shuffles are the same functions as torch.nn.functional's
-    "nn.functional": ("channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "conv1d", "conv2d", "conv3d",
+    "nn.functional": ("channel_shuffle", "native_channel_shuffle", "conv_tbc", "pixel_shuffle", "pixel_unshuffle", "conv1d", "conv2d", "conv3d",
                       "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
     "backends": ("set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
                  "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled"),

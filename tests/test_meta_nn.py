@@ -258,7 +258,8 @@ def test_zoo_constructed_with_device_meta(expr, spec):
 # every layer whose constructor takes device=, with arguments (and, for the lazy ones, an
 # input that materializes them)
 CONSTRUCTORS = {
-    "AdaptiveLogSoftmaxWithLoss": ((8, 10, [4, 8]), None), "BatchNorm1d": ((3,), None),
+    "AdaptiveLogSoftmaxWithLoss": ((8, 10, [4, 8]), None), "BatchNorm1d": ((3,), None), "SyncBatchNorm": ((3,), None),
+    "LinearCrossEntropyLoss": ((4, 6), None),
     "BatchNorm2d": ((3,), None), "BatchNorm3d": ((3,), None), "Bilinear": ((2, 3, 4), None),
     "Conv1d": ((2, 3, 3), None), "Conv2d": ((2, 3, 3), None), "Conv3d": ((2, 3, 3), None),
     "ConvTranspose1d": ((2, 3, 3), None), "ConvTranspose2d": ((2, 3, 3), None), "ConvTranspose3d": ((2, 3, 3), None),

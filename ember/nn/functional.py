@@ -40,13 +40,14 @@ from ._functional.activation import (celu, celu_, elu, elu_, gelu, glu, hardshri
 # _canonical_mask and _none_or_dtype are private names of torch.nn.functional too; the transformer layers use them
 from ._functional.attention import (_canonical_mask, _none_or_dtype, multi_head_attention_forward,
                                     scaled_dot_product_attention)
-from ._functional.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold,
+from ._functional.conv import (conv_tbc, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold,
                                unfold)
 from ._functional.distance import cosine_similarity, pairwise_distance, pdist
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._functional.ctc import ctc_loss
 from ._functional.embedding import embedding, embedding_bag, one_hot
 from ._functional.linear import bilinear, identity, linear
+from ._functional.linear_cross_entropy import linear_cross_entropy
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
                                margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
@@ -62,8 +63,8 @@ from ._functional.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptiv
                                lp_pool3d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
                                max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
 from ._functional.softmax import log_softmax, softmax, softmin
-from ._functional.vision import (affine_grid, channel_shuffle, grid_sample, interpolate, pad, pixel_shuffle,
-                                pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest)
+from ._functional.vision import (affine_grid, channel_shuffle, grid_sample, interpolate, native_channel_shuffle, pad,
+                                pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest)
 
 __all__ = [
     # activation
@@ -78,7 +79,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "gaussian_nll_loss",
     "poisson_nll_loss", "hinge_embedding_loss", "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
     "multilabel_soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
-    "ctc_loss",
+    "ctc_loss", "linear_cross_entropy",
     # conv
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
     # pool

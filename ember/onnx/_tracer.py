@@ -52,6 +52,8 @@ class Trace:
     """The callback of _C._trace_start: keeps every tensor it sees alive, so that ids
     stay unique for the trace's life."""
 
+    random_ok = False  # ONNX has no deterministic graph for random ops; a graph viewer does
+
     def __init__(self, sources):
         self.records: list[Record] = []
         self.live: set[int] = {id(t) for t in sources}  # ids of the values the graph computes
@@ -61,7 +63,7 @@ class Trace:
     def __call__(self, op, names, args, outputs, inplace):
         if self.suppress:
             return
-        if op.split(".")[0] in RANDOM:
+        if not self.random_ok and op.split(".")[0] in RANDOM:
             raise ExportError(f"ONNX export: the random op '{op.split('.')[0]}' has no ONNX mapping (dropout in "
                               "training mode? export the model in eval mode)")
         tensors = [t for t in _tensors(args)]
@@ -98,12 +100,12 @@ class Trace:
         self.live.update(id(t) for t in outs)
 
 
-def run(fn, args, kwargs, sources, whole_modules):
-    """Runs fn(*args, **kwargs) under a trace: (records, outputs)."""
+def run(fn, args, kwargs, sources, whole_modules, trace_cls=Trace, who="ONNX export"):
+    """Runs fn(*args, **kwargs) under a trace (a trace_cls): (records, outputs, trace)."""
     if _C._trace_active():
-        raise RuntimeError("ONNX export: another export is tracing (in this thread or another); exports cannot "
+        raise RuntimeError(f"{who}: another export is tracing (in this thread or another); exports cannot "
                            "nest or run at the same time")
-    trace = Trace(sources)
+    trace = trace_cls(sources)
     handles = []
     for m in whole_modules:
         def pre(module, inputs):

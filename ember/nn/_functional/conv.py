@@ -154,3 +154,50 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     out = _C.convolution(x.reshape(x.size(0), c * kh * kw, oh, ow), _eye_weight(c, kh, kw, x), None, [sh, sw],
                          [ph, pw], [dh, dw], True, extra, c)
     return out.squeeze(0) if input.dim() == 2 else out
+
+
+def conv_tbc(input, weight, bias, pad: int = 0):
+    """1-D convolution in (time, batch, channels) layout: input (T, B, C_in), weight
+    (k, C_in, C_out), bias (C_out), pad steps of zeros on both ends of time (negative pad
+    crops); output (T + 2 * pad - k + 1, B, C_out). conv1d of the (B, C_in, T) view.
+
+    >>> ember.conv_tbc(ember.ones(4, 2, 3), ember.ones(2, 3, 5), ember.zeros(5), 1).shape
+    ember.Size([5, 2, 5])
+    """
+    for position, (name, value) in enumerate((("input", input), ("weight", weight), ("bias", bias)), 1):
+        if not isinstance(value, _C.TensorBase):
+            raise TypeError(f"conv_tbc(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    if not isinstance(pad, int) or isinstance(pad, bool):
+        raise TypeError(f"conv_tbc(): argument 'pad' (position 4) must be int, not {type(pad).__name__}")
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    time, batch, in_channels = input.shape
+    width, _, out_channels = weight.shape
+    if in_channels != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dtype_name(input)} and "
+                           f"{_dtype_name(weight)}")
+    out_time = time + 2 * pad - width + 1
+    if out_time < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {out_time}: "
+                           f"[{out_time}, {batch}, {out_channels}]")
+    if out_time == 0:
+        return input.new_zeros((0, batch, out_channels)) + bias
+    if pad < 0:  # cropping both ends of time, then an unpadded convolution
+        input, pad = input.narrow(0, -pad, time + 2 * pad), 0
+    # (T, B, C_in) -> (B, C_in, T); (k, C_in, C_out) -> (C_out, C_in, k)
+    out = _C.convolution(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, [1], [pad], [1], False, [0], 1)
+    return out.permute(2, 0, 1).contiguous()  # (B, C_out, T') -> (T', B, C_out)
+
+
+def _dtype_name(t) -> str:
+    """A tensor's dtype as torch's messages name it ('Float', 'Double', 'Long')."""
+    return _C.empty((0,), dtype=t.dtype).type().split(".")[-1].replace("Tensor", "")

@@ -10,6 +10,7 @@ import warnings
 from typing import Optional
 
 from ... import _C
+from ...autograd.function import Function
 from .pool import adaptive_avg_pool1d, adaptive_avg_pool2d
 
 
@@ -414,8 +415,12 @@ def channel_shuffle(input, groups: int):
     >>> ember.nn.functional.channel_shuffle(ember.arange(4.).view(1, 4, 1), 2).flatten().tolist()
     [0.0, 2.0, 1.0, 3.0]
     """
+    return _channel_shuffle(input, groups, "channel_shuffle")
+
+
+def _channel_shuffle(input, groups: int, name: str):
     if not isinstance(groups, int) or isinstance(groups, bool):
-        raise TypeError(f"channel_shuffle(): argument 'groups' (position 2) must be int, not {type(groups).__name__}")
+        raise TypeError(f"{name}(): argument 'groups' (position 2) must be int, not {type(groups).__name__}")
     if input.dim() <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
     if groups <= 0:
@@ -424,6 +429,30 @@ def channel_shuffle(input, groups: int):
     if c % groups != 0:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(input.shape)
+
+
+def native_channel_shuffle(input, groups: int):
+    """channel_shuffle under torch's native name; as torch's, it has no derivative (backward
+    through it raises).
+
+    >>> ember.native_channel_shuffle(ember.arange(4.).view(1, 4, 1), 2).flatten().tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+    if input.requires_grad and _C.is_grad_enabled():
+        return _NoDerivative.apply(input, groups)
+    return _channel_shuffle(input, groups, "native_channel_shuffle")
+
+
+class _NoDerivative(Function):
+    """native_channel_shuffle under autograd: torch declares no derivative for it."""
+
+    @staticmethod
+    def forward(ctx, input, groups):
+        return _channel_shuffle(input, groups, "native_channel_shuffle")
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::native_channel_shuffle is not implemented")
 
 
 def _clip(x, size: int):

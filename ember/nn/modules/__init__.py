@@ -1,6 +1,6 @@
 """The layers, one file per family, as in torch.nn.modules."""
 from .module import Module
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .container import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .linear import Bilinear, Identity, Linear
 from .activation import (CELU, ELU, GELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
                          Mish, ReLU, ReLU6, Sigmoid, SiLU, Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
@@ -46,6 +46,10 @@ from .conv import (Conv3d, ConvTranspose3d, LazyConv1d, LazyConv2d, LazyConv3d, 
                    LazyConvTranspose2d, LazyConvTranspose3d)
 from .linear import LazyLinear
 from .batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d
+# issue 16: the last missing names
+from .batchnorm import SyncBatchNorm
+from .loss import LinearCrossEntropyLoss
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Mish", "Softplus", "Tanh",
@@ -77,3 +81,4 @@ __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", 
 __all__ += ["Conv3d", "ConvTranspose3d", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
             "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
             "LazyBatchNorm3d"]
+__all__ += ["Container", "SyncBatchNorm", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]

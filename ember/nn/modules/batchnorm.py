@@ -11,7 +11,8 @@ from .lazy import LazyModuleMixin
 from .module import Module, _no_grad
 from .normalization import _register_affine, _reset_affine
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -76,6 +77,10 @@ class _NormBase(Module):
 class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
+        return self._local_batch_norm(input)
+
+    def _local_batch_norm(self, input):
+        """Batch norm over this process's batch, updating the running statistics."""
         # momentum None: the running stats are the cumulative average over the batches seen
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
@@ -192,3 +197,81 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 
     def _check_input_dim(self, input) -> None:
         BatchNorm3d._check_input_dim(self, input)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization of (N, C, *) whose statistics, in training under an initialized
+    process group of more than one rank, would be those of the whole group's batch.
+
+    As torch's on CPU: in eval mode or without an initialized process group it is plain
+    batch norm; training under an initialized group raises torch's ValueError for a CPU
+    input (synchronized batch norm is for GPU inputs). A CUDA input in a group of one is
+    plain batch norm; in a larger group ember raises NotImplementedError (it does not
+    synchronize the statistics yet).
+
+    >>> ember.nn.SyncBatchNorm(3)(ember.randn(2, 3, 4)).shape
+    ember.Size([2, 3, 4])
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        uses_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        group = self._process_group() if uses_batch_stats and self.training else None
+        if group is not None:
+            # torch checks the device first, so a CPU input fails even in a group of one
+            if input.device.type != "cuda":
+                raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone")
+            if group[0].get_world_size(group[1]) > 1:
+                raise NotImplementedError("SyncBatchNorm: ember does not synchronize batch statistics across ranks "
+                                          "yet; convert the model back to BatchNorm*d for per-rank statistics")
+        return self._local_batch_norm(input)
+
+    def _process_group(self):
+        """(ember.distributed, the group to synchronize over), or None where no process
+        group is initialized."""
+        import sys
+        dist = sys.modules.get("ember.distributed")  # not initialized unless imported
+        if dist is None or not dist.is_available() or not dist.is_initialized():
+            return None
+        return dist, (self.process_group or dist.group.WORLD)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Replaces every BatchNorm*d layer in module (module itself included) by a
+        SyncBatchNorm over process_group holding the same parameter, buffer objects and
+        training flag; returns module, or the new layer where module was a batch norm.
+
+        >>> net = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.BatchNorm1d(3))
+        >>> ember.nn.SyncBatchNorm.convert_sync_batchnorm(net)[1]
+        SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+        """
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                      module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with _no_grad():
+                    converted.weight = module.weight
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted

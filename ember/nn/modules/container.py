@@ -1,9 +1,10 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict. Their
+"""Containers: Container (deprecated), Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict. Their
 items are registered under their index ('0', '1', ...) or key, so state_dict names are
 torch's ('layers.0.weight')."""
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
@@ -12,7 +13,7 @@ from ... import _C
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _abs_index(idx, size: int) -> int:
@@ -25,6 +26,39 @@ def _abs_index(idx, size: int) -> int:
 
 def _digits_filtered_dir(module):
     return [key for key in Module.__dir__(module) if not key.isdigit()]
+
+
+_CONTAINER_DEPRECATED = ("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                         "Subclass that instead.")
+
+
+class Container(Module):
+    """Deprecated: a Module whose keyword arguments become its submodules. Making one, or
+    subclassing it, warns with a FutureWarning, as torch's does.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     c = ember.nn.Container(fc=ember.nn.Linear(2, 1))
+    >>> list(dict(c.named_children()))
+    ['fc']
+    """
+
+    __deprecated__ = _CONTAINER_DEPRECATED
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Container:  # a subclass warned once, when it was defined
+            warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs):
+        warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

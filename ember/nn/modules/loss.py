@@ -8,12 +8,14 @@ import warnings
 from .. import functional as F
 from .._functional.loss import _legacy_reduction
 from .distance import PairwiseDistance
+from .linear import Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss",
            "KLDivLoss", "SmoothL1Loss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "GaussianNLLLoss",
            "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
-           "MultiLabelSoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
+           "MultiLabelSoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -438,3 +440,51 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """cross_entropy of the logits of a Linear(in_features, num_classes * prod(out_features))
+    it owns (as ``self.linear``), viewed as (N, num_classes, *out_features); ``options`` (a
+    LinearCrossEntropyOptions) processes the batch in chunks, never forming all the logits.
+    See F.linear_cross_entropy.
+
+    >>> loss = ember.nn.LinearCrossEntropyLoss(4, 10)
+    >>> loss(ember.randn(3, 4), ember.tensor([1, 2, 3])).shape
+    ember.Size([])
+    """
+
+    __constants__ = ["num_classes", "out_features", "reduction", "ignore_index", "label_smoothing"]
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
+                 device=None, dtype=None, reduction: str = "mean", weight=None, ignore_index=None,
+                 label_smoothing: float = 0.0, options: LinearCrossEntropyOptions = None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # stored flat, as Linear's 2-d weight: forward views it as (C, *out_features, in)
+        rows = num_classes
+        for d in out_features:
+            rows *= d
+        self.linear = Linear(in_features, rows, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        weight = self.linear.weight.reshape(self.num_classes, *self.out_features, self.linear.in_features)
+        bias = self.linear.bias
+        if bias is not None:
+            bias = bias.reshape(self.num_classes, *self.out_features)
+        return F.linear_cross_entropy(input, weight, target, linear_bias=bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

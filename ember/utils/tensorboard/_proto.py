@@ -10,7 +10,9 @@ The messages, with the field numbers used here (from TensorFlow's event.proto, s
 tensor.proto, tensor_shape.proto):
 
     Event         wall_time 1 (double), step 2 (int64); oneof: file_version 3 (string),
-                  summary 5 (Summary), session_log 7 (SessionLog)
+                  graph_def 4 (bytes: a GraphDef, see _graph.py), summary 5 (Summary),
+                  session_log 7 (SessionLog), tagged_run_metadata 8 (TaggedRunMetadata:
+                  tag 1, run_metadata 2 (bytes))
     SessionLog    status 1 (enum: START = 1), checkpoint_path 2, msg 3
     Summary       value 1 (repeated Summary.Value)
     Summary.Value tag 1, metadata 9 (SummaryMetadata); oneof: simple_value 2 (float),
@@ -116,8 +118,10 @@ class Writer:
 
 
 # ---------------------------------------------------------------- the messages
-def event(wall_time: float, step=None, *, file_version=None, summary=None, session_log=None) -> bytes:
-    """An Event holding one of file_version (str), summary (Writer) or session_log (Writer)."""
+def event(wall_time: float, step=None, *, file_version=None, summary=None, session_log=None, graph_def=None,
+          tagged_run_metadata=None) -> bytes:
+    """An Event holding one of file_version (str), summary (Writer), session_log (Writer),
+    graph_def (a serialized GraphDef) or tagged_run_metadata (tag, serialized RunMetadata)."""
     w = Writer()
     if wall_time:
         w.double(1, wall_time)
@@ -127,8 +131,13 @@ def event(wall_time: float, step=None, *, file_version=None, summary=None, sessi
         w.string(3, file_version)
     if summary is not None:
         w.message(5, summary)
+    if graph_def is not None:
+        w.bytes(4, graph_def)
     if session_log is not None:
         w.message(7, session_log)
+    if tagged_run_metadata is not None:
+        tag, metadata = tagged_run_metadata
+        w.message(8, Writer().string(1, tag).bytes(2, metadata))
     return bytes(w)
 
 
@@ -316,7 +325,8 @@ def _decode_value(data: bytes) -> dict:
 
 def decode_event(data: bytes) -> dict:
     """An Event as a dict: wall_time, step, and file_version, summary (a list of value
-    dicts) or session_log_status, whichever it holds."""
+    dicts), session_log_status, graph_def (a list of node dicts) or run_metadata_tag,
+    whichever it holds."""
     f = decode_fields(data)
     out = {"wall_time": _double(_one(f, 1, bytes(8))), "step": _int64(_one(f, 2, 0))}
     if 3 in f:
@@ -325,4 +335,30 @@ def decode_event(data: bytes) -> dict:
         out["summary"] = [_decode_value(v) for v in decode_fields(_one(f, 5)).get(1, [])]
     if 7 in f:
         out["session_log_status"] = _one(decode_fields(_one(f, 7)), 1, 0)
+    if 4 in f:
+        out["graph_def"] = _decode_graph(_one(f, 4))
+    if 8 in f:
+        tagged = decode_fields(_one(f, 8))
+        out["run_metadata_tag"] = _one(tagged, 1, b"").decode("utf-8")
     return out
+
+
+def _decode_graph(data: bytes) -> list:
+    """A GraphDef's nodes: dicts of name, op, input (a list) and attr ({key: the string
+    value, or for _output_shapes the list of shapes})."""
+    nodes = []
+    for raw in decode_fields(data).get(1, []):
+        f = decode_fields(raw)
+        node = {"name": _one(f, 1, b"").decode("utf-8"), "op": _one(f, 2, b"").decode("utf-8"),
+                "input": [i.decode("utf-8") for i in f.get(3, [])], "attr": {}}
+        for entry in f.get(5, []):
+            e = decode_fields(entry)
+            value = decode_fields(_one(e, 2, b""))
+            if 1 in value:  # a list of shapes
+                shapes = decode_fields(_one(value, 1)).get(7, [])
+                node["attr"][_one(e, 1).decode("utf-8")] = [
+                    [_int64(_one(decode_fields(d), 1, 0)) for d in decode_fields(s).get(2, [])] for s in shapes]
+            else:
+                node["attr"][_one(e, 1).decode("utf-8")] = _one(value, 2, b"").decode("utf-8")
+        nodes.append(node)
+    return nodes

@@ -1,5 +1,5 @@
-"""SummaryWriter: logs scalars, histograms, text, images and hyperparameters to TensorBoard
-event files.
+"""SummaryWriter: logs scalars, histograms, text, images, hyperparameters and a model's graph
+to TensorBoard event files.
 
 An event file is a TFRecord file (see _record.py) of Event protobufs (see _proto.py): first
 one naming the format version, then one per logged value. Events are written
@@ -385,6 +385,29 @@ class SummaryWriter:
                 w_hp.file_writer.add_summary(entry, global_step)
             for k, v in metric_dict.items():
                 w_hp.add_scalar(k, v, global_step)
+
+    def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True) -> None:
+        """Logs model's graph for TensorBoard's Graphs tab: one forward call on
+        input_to_model (a tensor or a tuple of arguments) traced in eval mode (the mode is
+        restored after), nodes named by module scope ("Net/Linear[fc]/addmm"). verbose
+        prints the nodes. use_strict_trace is accepted for torch's signature (ember's
+        trace records any output structure).
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as log_dir, SummaryWriter(log_dir) as w:
+        ...     w.add_graph(ember.nn.Linear(3, 2), ember.randn(4, 3))
+        """
+        from ._graph import build_graph, run_metadata
+
+        try:
+            graph_def = build_graph(model, input_to_model, verbose)
+        except Exception:
+            print("Error occurs, No graph saved")  # torch's writer says so too, then raises
+            raise
+        writer = self._get_file_writer()
+        now = time.time()
+        writer.add_event(_proto.event(now, graph_def=graph_def))
+        writer.add_event(_proto.event(now, tagged_run_metadata=("step1", run_metadata())))
 
     def flush(self) -> None:
         """Writes every pending event to disk."""
