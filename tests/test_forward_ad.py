@@ -1,6 +1,8 @@
 """Forward-mode AD (ember.autograd.forward_ad, ember.func.jvp/jacfwd/hessian) against
 torch's: tangents of every rule (linear, element_wise, the transposed backward), views
 and in-place ops, reverse over forward and forward over reverse, and the errors."""
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -451,3 +453,29 @@ def test_func_jvp_errors():
         F.jacfwd(ember.sin, randomness="x")
     with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported"):
         F.jvp(lambda y: F.jvp(ember.sin, (y,), (y,))[1], (x,), (x,))
+
+
+class _WrongJvp(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * 3
+
+
+def test_gradcheck_checks_forward_mode():
+    x = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(4, 2, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, w: (x @ w).tanh().softmax(0), (x, w), check_forward_ad=True)
+    assert ember.autograd.gradcheck(lambda x: ember.nn.functional.max_pool2d(x.view(1, 1, 3, 4), 2), (x,),
+                                    check_forward_ad=True, check_backward_ad=False)
+    with pytest.raises(sys.modules["ember.autograd.gradcheck"].GradcheckError, match="Jacobian computed with forward mode mismatch for "
+                                                            "output 0 with respect to input 0"):
+        ember.autograd.gradcheck(_WrongJvp.apply, (x,), check_forward_ad=True)
+    assert ember.autograd.gradcheck(_WrongJvp.apply, (x,))  # the backward is right

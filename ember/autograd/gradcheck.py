@@ -84,17 +84,44 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
     outputs = _diff_outputs(func(*inputs))
-    analytical = _analytical(outputs, targets)  # first: the finite differences write into the inputs
+    checks = []  # (jacobians, what a mismatch is called); first: the finite differences write into the inputs
+    if check_backward_ad:
+        checks.append((_analytical(outputs, targets), "Jacobian mismatch"))
+    if check_forward_ad:
+        checks.append((_forward(func, inputs, targets, outputs), "Jacobian computed with forward mode mismatch"))
     numerical = _numerical(func, inputs, targets, outputs, eps)
-    for k in range(len(outputs)):
-        for j in range(len(targets)):
-            a, n = analytical[k][j], numerical[k][j]
-            if not ((a - n).abs() <= atol + rtol * n.abs()).all():
-                if raise_exception:
-                    raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input {j},\n"
-                                         f"numerical:{n}\nanalytical:{a}\n")
-                return False
+    for analytical, what in checks:
+        for k in range(len(outputs)):
+            for j in range(len(targets)):
+                a, n = analytical[k][j], numerical[k][j]
+                if not ((a - n).abs() <= atol + rtol * n.abs()).all():
+                    if raise_exception:
+                        raise GradcheckError(f"{what} for output {k} with respect to input {j},\n"
+                                             f"numerical:{n}\nanalytical:{a}\n")
+                    return False
     return True
+
+
+def _forward(func, inputs, targets, outputs):
+    """The Jacobians by forward-mode AD: one jvp per element of each target, laid out as
+    _analytical's (input elements x output elements)."""
+    from .. import zeros, zeros_like
+    from . import forward_ad as fwAD
+
+    jac = [[zeros(t.numel(), o.numel(), dtype=_C.float64) for t in targets] for o in outputs]
+    for j, t in enumerate(targets):
+        for i in range(t.numel()):
+            tangent = zeros_like(t)
+            tangent.view(-1)[i] = 1
+            with fwAD.dual_level():
+                args = [fwAD.make_dual(x.detach(), tangent if x is t else zeros_like(x))
+                        if any(x is y for y in targets) else x for x in inputs]
+                outs = _diff_outputs(func(*args))
+                for k, o in enumerate(outs):
+                    d = fwAD.unpack_dual(o).tangent
+                    if d is not None:
+                        jac[k][j][i] = d.to(_C.float64).reshape(-1)
+    return jac
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
