@@ -764,10 +764,14 @@ def _grouped_softmax(input, dim, log, dtype):
 
 
 def softmax(input, dim, dtype=None):
+    if input.layout is sparse_csr:
+        raise _unsupported("_sparse_softmax", "SparseCsrCPU")
     return _grouped_softmax(input, dim, False, dtype)
 
 
 def log_softmax(input, dim, dtype=None):
+    if input.layout is sparse_csr:
+        raise _unsupported("_sparse_log_softmax", "SparseCsrCPU")
     return _grouped_softmax(input, dim, True, dtype)
 
 

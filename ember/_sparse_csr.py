@@ -93,11 +93,15 @@ def _from_coo(indices, values, shape, nb):
                      values.reshape(batch_sizes + (nnz,) + dense), shape)
 
 
+def _float_only(s, kernel):
+    if s.dtype not in (ember.float32, ember.float64):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{s.dtype._legacy_name}'")
+
+
 def _csr_parts(s):
     """(_Csr, values) of a 2-D CSR tensor, for the COO products (ember._sparse.mm)."""
     values = s._sp_values
-    if values.dtype not in (ember.float32, ember.float64):
-        raise NotImplementedError(f"\"addmm_out_sparse_csr_impl_mkl\" not implemented for '{values.dtype._legacy_name}'")
+    _float_only(s, "addmm_out_sparse_csr_impl_mkl")
     csr = s._sp_cache.get("csr")
     if csr is None:
         indices = _coo_parts(s)[0]
@@ -312,6 +316,7 @@ def add(input, other, *, alpha=1, out=None):
     if out is not None:
         raise _unsupported("add.out")
     if _is_csr(input) and _is_csr(other):
+        _float_only(input, "add_out_sparse_csr_impl_mkl")
         if input.shape != other.shape:
             raise RuntimeError(f"torch.add: Expected input tensors to have the same shape, but got tensor `self` with "
                                f"shape {list(input.shape)} and tensor `other` with shape {list(other.shape)}")
@@ -364,6 +369,9 @@ def copy_(self, src, non_blocking=False):
     if _is_csr(self) and _is_csr(src):
         if self.shape != src.shape:
             raise RuntimeError(f"copy_: expected sizes {list(self.shape)} and {list(src.shape)} to match")
+        if self._nnz() != src._nnz():
+            raise RuntimeError("torch.copy_: only sparse compressed tensors with the same number of specified "
+                               "elements are supported.")
         return _inplace(lambda s, o: o.to(s.dtype).clone())(self, src)
     raise _unsupported("copy_")
 
