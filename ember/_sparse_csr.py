@@ -111,8 +111,8 @@ def _csr_parts(s):
 
 # ---- construction ----
 
-def _check(crow, col, values, size, full):
-    """torch's invariants (its messages); the order within rows only when full."""
+def _check(crow, col, values, size):
+    """torch's invariants that guard memory, with its messages (the order within rows: _check_order)."""
     if crow.dim() < 1:
         raise RuntimeError(f"crow_indices must have dimensionality >= 1 but got {crow.dim()}")
     if crow.dim() != col.dim():
@@ -159,7 +159,6 @@ def _check(crow, col, values, size, full):
             raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
     if col.numel() and bool(((col < 0) | (col >= cols)).any()):
         raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
-    return full
 
 
 def _check_order(s):
@@ -193,12 +192,12 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         raise RuntimeError("sparse_csr_tensor: expected dense crow_indices, col_indices and values")
     if size is None:
         if crow.dim() < 1 or crow.dim() != col.dim() or values.dim() < crow.dim():
-            _check(crow, col, values, (), False)  # torch's message for the first broken rule
+            _check(crow, col, values, ())  # torch's message for the first broken rule
         nb = crow.dim() - 1
         cols = int(col.max()) + 1 if col.numel() else 0
         size = tuple(crow.shape[:nb]) + (max(crow.shape[-1] - 1, 0), cols) + tuple(values.shape[nb + 1:])
     size = tuple(int(n) for n in size)
-    _check(crow, col, values, size, bool(check_invariants))
+    _check(crow, col, values, size)
     if requires_grad:
         values = values.detach().requires_grad_()  # the new tensor is a leaf
     elif values.requires_grad:
