@@ -78,7 +78,7 @@ def _scatter_dense(indices, values, sparse_sizes, shape):
 
 
 def _per_layout(method):
-    """A method whose CSR behaviour is the function of the same name in ember._sparse_csr."""
+    """A method whose CSR behaviour is ember._sparse_csr.METHODS[its name]."""
     name = method.__name__
 
     def run(self, *args, **kwargs):
