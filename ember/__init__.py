@@ -32,7 +32,7 @@ except ImportError as _error:
 from ._C import Generator, Size, default_generator, dtype, get_default_dtype, get_num_threads
 from ._C import set_default_dtype, set_flush_denormal, set_num_threads, tensor
 from ._constants import channels_last, channels_last_3d, contiguous_format, device, layout, memory_format
-from ._constants import preserve_format, sparse_coo, strided
+from ._constants import preserve_format, sparse_coo, sparse_csr, strided
 from ._finfo import finfo, iinfo
 from ._tensor import Tensor
 from ._functional import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, diff
@@ -206,6 +206,7 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
     "serialization": ("save", "load"),
     "_compile": ("compile",),
     "_sparse": ("sparse_coo_tensor", "spmm"),
+    "_sparse_csr": ("sparse_csr_tensor",),
     "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
     "_torch_alias": ("install_as_torch",),
     "nn._functional.top_level": ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout",

@@ -1,4 +1,5 @@
-"""Sparse COO tensors (layout=ember.sparse_coo).
+"""Sparse COO tensors (layout=ember.sparse_coo), and the class and routing that sparse CSR
+tensors (ember/_sparse_csr.py) share with them.
 
 A sparse tensor is a SparseTensor: a Tensor subclass over a native shell (a TensorImpl
 with its sizes and dtype and no elements: strides 0 over an empty storage) whose indices
@@ -11,6 +12,12 @@ Autograd runs on the values: ops are compositions of dense ops on them (coalesce
 to_dense are index_add, the products an autograd Function over the native CSR kernels),
 so a gradient reaches values given to sparse_coo_tensor, and a sparse leaf (made with
 requires_grad=True) reads its .grad from its values' gradient.
+
+Sparse CSR tensors are instances of the same class (the native routing compares exact
+types), with _sp_layout = sparse_csr and (crow, col, values) in place of (indices, values):
+the methods whose behaviour differs ask ember._sparse_csr, and the table given to the native
+routing sends a call to the layout's implementation (COO_OPS here, CSR_OPS there), or raises
+torch's NotImplementedError for that layout's backend (SparseCPU, SparseCsrCPU).
 """
 from __future__ import annotations
 
@@ -18,16 +25,16 @@ import math
 
 import ember
 from . import _C
-from ._constants import sparse_coo
+from ._constants import sparse_coo, sparse_csr
 from ._tensor import Tensor
 from .autograd import Function
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "spmm"]
 
 
-def _unsupported(name):
+def _unsupported(name, backend="SparseCPU"):
     return NotImplementedError(
-        f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. This could be because the "
+        f"Could not run 'aten::{name}' with arguments from the '{backend}' backend. This could be because the "
         "operator doesn't exist for this backend, or was omitted during the selective/custom build process (if "
         "using custom build).")
 
@@ -63,44 +70,85 @@ def _unravel(key, sizes):
     return ember.stack([(key // s) % n for s, n in zip(_strides(sizes), sizes)])
 
 
+def _scatter_dense(indices, values, sparse_sizes, shape):
+    """The dense tensor of shape holding values (n, *dense sizes) at indices (len(sparse_sizes)
+    x n), duplicates summed: an index_add, so gradients reach values."""
+    flat = ember.zeros((math.prod(sparse_sizes),) + tuple(values.shape[1:]), dtype=values.dtype)
+    return flat.index_add(0, _linear(indices, sparse_sizes), values).reshape(shape)
+
+
+def _per_layout(method):
+    """A method whose CSR behaviour is ember._sparse_csr.METHODS[its name]."""
+    name = method.__name__
+
+    def run(self, *args, **kwargs):
+        if self._sp_layout is sparse_coo:
+            return method(self, *args, **kwargs)
+        return _sparse_csr.METHODS[name](self, *args, **kwargs)
+    run.__name__, run.__doc__ = name, method.__doc__
+    return run
+
+
 class SparseTensor(Tensor):
-    """A sparse COO tensor (torch's Tensor with layout=torch.sparse_coo)."""
+    """A sparse tensor (torch's Tensor with layout=torch.sparse_coo or torch.sparse_csr)."""
+
+    _sp_layout = sparse_coo  # a CSR tensor sets its own
 
     # ---- structure ----
 
     @property
     def layout(self):
-        return sparse_coo
+        return self._sp_layout
 
     @property
     def is_sparse(self):
-        return True
+        return self._sp_layout is sparse_coo
 
+    @property
+    def is_sparse_csr(self):
+        return self._sp_layout is sparse_csr
+
+    @_per_layout
     def sparse_dim(self):
         return self._sp_indices.shape[0]
 
+    @_per_layout
     def dense_dim(self):
         return self._sp_values.dim() - 1
 
+    @_per_layout
     def _nnz(self):
         return self._sp_values.shape[0]
 
+    @_per_layout
     def _indices(self):
         return self._sp_indices
 
+    @_per_layout
     def _values(self):
         return self._sp_values
 
+    @_per_layout
     def indices(self):
         if not self._sp_coalesced:
             raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
         return self._sp_indices
 
+    @_per_layout
     def values(self):
         if not self._sp_coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
         return self._sp_values
 
+    @_per_layout
+    def crow_indices(self):
+        raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got Sparse")
+
+    @_per_layout
+    def col_indices(self):
+        raise RuntimeError("col_indices expected sparse row compressed tensor layout but got Sparse")
+
+    @_per_layout
     def is_coalesced(self):
         return self._sp_coalesced
 
@@ -122,21 +170,25 @@ class SparseTensor(Tensor):
         out = ember.zeros((indices.shape[1],) + tuple(values.shape[1:]), dtype=values.dtype)
         return indices, out.index_add(0, inverse, values)
 
+    @_per_layout
     def coalesce(self):
         if self._sp_coalesced:
             return self
         indices, values = self._coalesced_parts()
         return _make(indices, values, self.shape, True, self._sp_cache.setdefault("coalesced", {}))
 
+    @_per_layout
     def to_dense(self, dtype=None, *, masked_grad=None):
-        sizes = self._sparse_sizes()
-        values = self._sp_values
-        flat = ember.zeros((math.prod(sizes),) + tuple(values.shape[1:]), dtype=values.dtype)
-        flat = flat.index_add(0, _linear(self._sp_indices, sizes), values)
-        out = flat.reshape(self.shape)
+        out = _scatter_dense(self._sp_indices, self._sp_values, self._sparse_sizes(), self.shape)
         return out if dtype is None else out.to(dtype)
 
+    def to_sparse_csr(self, dense_dim=None):
+        return _sparse_csr.to_sparse_csr(self, dense_dim)
+
+    @_per_layout
     def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csr:
+            return self.to_sparse_csr(dense_dim)
         if layout not in (None, sparse_coo):
             raise RuntimeError(f"to_sparse: ember has no {layout} layout")
         sparse_dim = args[0] if args else None
@@ -181,6 +233,8 @@ class SparseTensor(Tensor):
         g = values.grad if values.is_leaf else None
         if g is None:
             return None
+        if self._sp_layout is sparse_csr:
+            return _sparse_csr._make_csr(self._sp_crow, self._sp_col, g, self.shape, self._sp_cache)
         if self._sp_coalesced:
             return _make(self._sp_indices, g, self.shape, False)
         # Duplicates of one position all got the position's gradient: keep it once, as
@@ -197,20 +251,25 @@ class SparseTensor(Tensor):
             raise RuntimeError("ember: only None can be assigned to a sparse tensor's .grad")
         self._sp_values.grad = None
 
+    @_per_layout
     def detach(self):
         return _make(self._sp_indices, self._sp_values.detach(), self.shape, self._sp_coalesced, self._sp_cache)
 
+    @_per_layout
     def clone(self, *, memory_format=None):
         return _make(self._sp_indices.clone(), self._sp_values.clone(), self.shape, self._sp_coalesced)
 
     # ---- what a tensor without elements refuses, as torch's sparse tensors do ----
 
+    @_per_layout
     def stride(self, dim=None):
         return 0 if dim is not None else (0,) * self.dim()
 
+    @_per_layout
     def is_contiguous(self, memory_format=None):
         return False
 
+    @_per_layout
     def storage_offset(self):
         raise RuntimeError("Cannot access storage of SparseTensorImpl")
 
@@ -218,7 +277,8 @@ class SparseTensor(Tensor):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
     def untyped_storage(self):
-        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        impl = "SparseTensorImpl" if self._sp_layout is sparse_coo else "SparseCsrTensorImpl"
+        raise NotImplementedError(f"Cannot access storage of {impl}")
 
     storage = untyped_storage
     _typed_storage = untyped_storage
@@ -236,16 +296,17 @@ class SparseTensor(Tensor):
 
     @property
     def _array_interface(self):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        self.numpy()
 
     def share_memory_(self):
-        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        self.untyped_storage()
 
     def tolist(self):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
     def numpy(self, *, force=False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        name = "Sparse" if self._sp_layout is sparse_coo else "SparseCsr"
+        raise TypeError(f"can't convert {name} layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def __array__(self, dtype=None, copy=None):
         return self.numpy()
@@ -260,22 +321,28 @@ class SparseTensor(Tensor):
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.to_dense())
 
+    def _backend(self):
+        return "SparseCPU" if self._sp_layout is sparse_coo else "SparseCsrCPU"
+
     def __getitem__(self, index):
-        raise _unsupported("index.Tensor")
+        raise _unsupported("index.Tensor", self._backend())
 
     def __setitem__(self, index, value):
-        raise _unsupported("index_put_")
+        raise _unsupported("index_put_", self._backend())
 
     def __iter__(self):
-        raise _unsupported("unbind.int")
+        raise _unsupported("unbind.int", self._backend())
 
     # ---- printing and pickling ----
 
     def __repr__(self, *, tensor_contents=None):
         from . import _tensor_str
 
+        if self._sp_layout is sparse_csr:
+            return _tensor_str.format_sparse_csr(self, ember.get_default_dtype())
         return _tensor_str.format_sparse(self, ember.get_default_dtype())
 
+    @_per_layout
     def __reduce_ex__(self, protocol):
         from ._serialization._names import rebuild_sparse_tensor
 
@@ -364,7 +431,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 
 def to_sparse(t, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """A dense tensor's nonzeros (rows of its first sparse_dim dims holding a nonzero) as
-    a coalesced sparse COO tensor."""
+    a coalesced sparse COO tensor (with layout=sparse_csr: to_sparse_csr)."""
+    if layout is sparse_csr:
+        return _sparse_csr.to_sparse_csr(t, dense_dim)
     if layout not in (None, sparse_coo):
         raise RuntimeError(f"to_sparse: ember has no {layout} layout")
     if sparse_dim is None:
@@ -427,6 +496,8 @@ def rsub(input, other, *, alpha=1):  # x.__rsub__(y) is y - x
 
 
 def _map_values(s, fn):
+    if s._sp_layout is sparse_csr:
+        return _sparse_csr._make_csr(s._sp_crow, s._sp_col, fn(s._sp_values), s.shape, s._sp_cache)
     return _make(s._sp_indices, fn(s._sp_values), s.shape, s._sp_coalesced, s._sp_cache)
 
 
@@ -506,10 +577,10 @@ def t(input):
 class _Csr:
     """A coalesced 2-D pattern in CSR order, and (made on first use) its transpose's."""
 
-    def __init__(self, indices, rows, cols):
+    def __init__(self, indices, rows, cols, crow=None):
         self.rows, self.cols = rows, cols
         self.row, self.col = indices[0].contiguous(), indices[1].contiguous()
-        self.crow = self._crow(self.row, rows)
+        self.crow = self._crow(self.row, rows) if crow is None else crow
         self._t = None
 
     @staticmethod
@@ -577,8 +648,11 @@ def _check_mm(a, b, op):
 
 
 def _sparse_times_dense(s, dense, transpose):
-    indices, values = s._coalesced_parts()
-    csr = _csr(s, indices)
+    if s._sp_layout is sparse_csr:
+        csr, values = _sparse_csr._csr_parts(s)
+    else:
+        indices, values = s._coalesced_parts()
+        csr = _csr(s, indices)
     if values.dtype.is_floating_point:
         return _SparseMM.apply(values, dense, csr, transpose)
     # integers: no kernel (torch computes them; they are rare), a composition
@@ -592,7 +666,10 @@ def mm(input, mat2, *, out=None):
         raise _unsupported("mm.out")
     if isinstance(input, SparseTensor) and isinstance(mat2, SparseTensor):
         _check_mm(input, mat2, "mm")
-        return mm(input, mat2.to_dense()).to_sparse()
+        if input.layout is not mat2.layout:
+            raise _unsupported("mm", "SparseCsrCPU")
+        product = mm(input, mat2.to_dense())
+        return product.to_sparse_csr() if input._sp_layout is sparse_csr else product.to_sparse()
     _check_mm(input, mat2, "mm")
     if isinstance(input, SparseTensor):
         return _sparse_times_dense(input, mat2, False)
@@ -620,6 +697,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if out is not None:
         raise _unsupported("addmm.out")
     if isinstance(input, SparseTensor):
+        if input._sp_layout is sparse_csr:
+            raise RuntimeError("addmm: computation on CPU is not implemented for SparseCsr + Strided @ Strided")
         input = input.to_dense()
     product = mm(mat1, mat2)
     if alpha != 1:
@@ -638,6 +717,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     dims remain, else dense."""
     if not isinstance(input, SparseTensor):
         return input.sum(dtype=dtype) if dim is None else input.sum(dim, keepdim=keepdim, dtype=dtype)
+    if input._sp_layout is sparse_csr:
+        input.coalesce()  # torch.sparse.sum refuses CSR tensors with coalesce's error
     s = input if dtype is None else input.to(dtype)
     if dim is None:
         return s._sp_values.sum()
@@ -683,10 +764,14 @@ def _grouped_softmax(input, dim, log, dtype):
 
 
 def softmax(input, dim, dtype=None):
+    if input.layout is sparse_csr:
+        raise _unsupported("_sparse_softmax", "SparseCsrCPU")
     return _grouped_softmax(input, dim, False, dtype)
 
 
 def log_softmax(input, dim, dtype=None):
+    if input.layout is sparse_csr:
+        raise _unsupported("_sparse_log_softmax", "SparseCsrCPU")
     return _grouped_softmax(input, dim, True, dtype)
 
 
@@ -695,12 +780,17 @@ def log_softmax(input, dim, dtype=None):
 def _inplace(op):
     def run(self, *args, **kwargs):
         if not isinstance(self, SparseTensor):
-            raise _unsupported(op.__name__ + "_")
+            raise _unsupported(op.__name__ + "_", "SparseCsrCPU" if _operand_layout(args, {}) is sparse_csr
+                               else "SparseCPU")
         result = op(self, *args, **kwargs)
         if not isinstance(result, SparseTensor):
-            raise _unsupported(op.__name__ + "_")
-        self._sp_indices, self._sp_values = result._sp_indices, result._sp_values.to(self.dtype)
-        self._sp_coalesced, self._sp_cache = result._sp_coalesced, result._sp_cache
+            raise _unsupported(op.__name__ + "_", self._backend())
+        if result._sp_layout is not self._sp_layout:
+            raise _unsupported(op.__name__ + "_", self._backend())
+        for name, value in vars(result).items():
+            if name.startswith("_sp_"):
+                setattr(self, name, value)
+        self._sp_values = result._sp_values.to(self.dtype)
         return self
     return run
 
@@ -724,7 +814,7 @@ def copy_(self, src, non_blocking=False):
                        f"{_type_name(self)} and src type = {_type_name(src)}")
 
 
-LAYOUT_OPS = {
+COO_OPS = {
     "copy_": copy_,
     "add": add, "__add__": add, "__radd__": add, "__iadd__": add_, "add_": add_,
     "sub": sub, "__sub__": sub, "__rsub__": rsub, "subtract": sub,
@@ -738,9 +828,68 @@ LAYOUT_OPS = {
     "bfloat16": _to_dtype(ember.bfloat16), "long": _to_dtype(ember.int64), "int": _to_dtype(ember.int32),
     **{op: _zero_preserving(op) for op in ("abs", "relu", "sqrt", "sin", "tanh", "sign", "square")},
 }
-_C._set_layout_ops(SparseTensor, LAYOUT_OPS)
+
+
+# ---- routing by layout ----
+
+def _aten_name(name):
+    """torch's operator name for a Python one: x.__radd__ and x.__iadd__ report 'aten::add'."""
+    if len(name) > 4 and name.startswith("__") and name.endswith("__"):
+        name = name[2:-2]
+        if name[:1] in ("r", "i") and name[1:] in ("add", "sub", "mul", "truediv", "floordiv", "matmul", "pow",
+                                                   "mod", "and", "or", "xor", "lshift", "rshift"):
+            name = name[1:]
+        if name == "truediv":
+            name = "div"
+    return name
+
+
+def _operand_layout(args, kwargs):
+    """sparse_csr when an operand (or an item of a list or tuple operand) is a CSR tensor."""
+    for a in (*args, *kwargs.values()):
+        for x in (a if isinstance(a, (list, tuple)) else (a,)):
+            if type(x) is SparseTensor and x._sp_layout is sparse_csr:
+                return sparse_csr
+    return sparse_coo
+
+
+def _router(name, impls):
+    backends = {sparse_coo: "SparseCPU", sparse_csr: "SparseCsrCPU"}
+    aten = _aten_name(name)
+    operator = name.startswith("__")
+
+    def run(*args, **kwargs):
+        layout = _operand_layout(args, kwargs)
+        fn = impls.get(layout)
+        if fn is not None:
+            return fn(*args, **kwargs)
+        # An operator whose other operand is no tensor or number (s == None) lets Python
+        # try the reflected one, as a dense tensor's does.
+        if operator and any(not isinstance(a, (Tensor, int, float, complex)) for a in args[1:]):
+            return NotImplemented
+        raise _unsupported(aten, backends[layout])
+    run.__name__ = name
+    return run
+
+
+def _register_layouts(tables):
+    """Give the native routing one entry per generated op name (Note [Sparse tensors are
+    routed before parsing]): the implementation for the layout of the call's sparse operand,
+    or torch's NotImplementedError naming that layout's backend."""
+    names = set(_C._function_names) | set(vars(_C.TensorBase))
+    for table in tables.values():
+        names |= set(table)
+    routed = {name: _router(name, {layout: table[name] for layout, table in tables.items() if name in table})
+              for name in names}
+    _C._set_layout_ops(SparseTensor, routed)
+
+
+LAYOUT_OPS = COO_OPS  # the name other modules know
 
 
 def spmm(input, mat2):
     """torch.spmm: mm with a sparse operand (either may be sparse, or neither)."""
     return ember.mm(input, mat2)
+
+
+from . import _sparse_csr  # noqa: E402  (last: it imports this module's names, and registers both tables)

@@ -118,6 +118,23 @@ class Tensor(_C.TensorBase):
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)
 
+    def to_sparse_csr(self, dense_dim=None):
+        """This tensor's nonzeros as a sparse CSR tensor: dims before the last two (and
+        dense_dim trailing ones) are batch dims, each batch with the same nnz."""
+        from ._sparse import _sparse_csr
+
+        return _sparse_csr.to_sparse_csr(self, dense_dim)
+
+    @property
+    def is_sparse_csr(self):
+        return False
+
+    def crow_indices(self):
+        raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got Strided")
+
+    def col_indices(self):
+        raise RuntimeError("col_indices expected sparse row compressed tensor layout but got Strided")
+
     # ---- numpy ----
     def numpy(self, *, force=False):
         """A numpy array sharing this tensor's memory (force=True: of its detached data

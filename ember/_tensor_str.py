@@ -310,14 +310,7 @@ def _inner(t, indent):
     return "tensor(" + _body(t, indent + len("tensor(")) + ")"
 
 
-def format_sparse(t, default_dtype):
-    """The repr of a sparse COO tensor, as torch's:
-    ``tensor(indices=tensor([[0], [1]]), values=tensor([2.]), size=(2, 2), nnz=1, layout=torch.sparse_coo)``
-    with indices and values on lines of their own."""
-    indices, values = t._indices().detach(), t._values().detach()
-    text = "tensor(indices=" + _inner(indices, len("tensor(indices=")) + ",\n"
-    text += "       values=" + _inner(values, len("       values=")) + ",\n"
-    text += f"       size={tuple(t.shape)}, nnz={t._nnz()}"
+def _sparse_suffixes(t, text, default_dtype):
     suffixes = []
     if t.dtype != default_dtype and _dtype_name(t.dtype) not in ("int64", "bool"):
         suffixes.append(f"dtype={t.dtype}")
@@ -328,3 +321,25 @@ def format_sparse(t, default_dtype):
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(text, suffixes, len("tensor("))
+
+
+def format_sparse_csr(t, default_dtype):
+    """The repr of a sparse CSR tensor, as torch's: crow_indices, col_indices and values on
+    lines of their own, size and nnz after the values."""
+    text = ""
+    for i, (name, part) in enumerate((("crow_indices", t.crow_indices()), ("col_indices", t.col_indices()),
+                                      ("values", t.values()))):
+        head = ("tensor(" if i == 0 else "       ") + name + "="
+        text += head + _inner(part.detach(), len(head)) + (",\n" if i < 2 else "")
+    return _sparse_suffixes(t, text + f", size={tuple(t.shape)}, nnz={t._nnz()}", default_dtype)
+
+
+def format_sparse(t, default_dtype):
+    """The repr of a sparse COO tensor, as torch's:
+    ``tensor(indices=tensor([[0], [1]]), values=tensor([2.]), size=(2, 2), nnz=1, layout=torch.sparse_coo)``
+    with indices and values on lines of their own."""
+    indices, values = t._indices().detach(), t._values().detach()
+    text = "tensor(indices=" + _inner(indices, len("tensor(indices=")) + ",\n"
+    text += "       values=" + _inner(values, len("       values=")) + ",\n"
+    text += f"       size={tuple(t.shape)}, nnz={t._nnz()}"
+    return _sparse_suffixes(t, text, default_dtype)

@@ -172,14 +172,26 @@ def rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
 
 
 def get_layout(name):
-    layouts = {"torch.strided": _constants.strided, "torch.sparse_coo": _constants.sparse_coo}
+    layouts = {"torch.strided": _constants.strided, "torch.sparse_coo": _constants.sparse_coo,
+               "torch.sparse_csr": _constants.sparse_csr}
     if name not in layouts:
-        raise RuntimeError(f"ember.load: ember has only the strided and sparse_coo layouts, not {name}")
+        raise RuntimeError(f"ember.load: ember has only the strided, sparse_coo and sparse_csr layouts, not {name}")
     return layouts[name]
 
 
 def rebuild_sparse_tensor(layout, data):
-    """A sparse COO tensor from (indices, values, size, is_coalesced), invariants checked."""
+    """A sparse COO tensor from (indices, values, size, is_coalesced), or a CSR one from
+    (crow_indices, col_indices, values, size), invariants checked."""
+    if layout is _constants.sparse_csr:
+        if not isinstance(data, tuple) or len(data) != 4:
+            raise pickle.UnpicklingError("ember.load: invalid sparse CSR tensor record")
+        for part in data[:3]:
+            _check_tensor(part)
+        from .._sparse import _sparse_csr
+
+        crow, col, values, size = data
+        result = _sparse_csr.sparse_csr_tensor(crow, col, values.detach(), tuple(size))
+        return result.requires_grad_() if values.requires_grad else result
     if layout is not _constants.sparse_coo:
         raise RuntimeError(f"ember.load: ember has no {layout} layout")
     if not isinstance(data, tuple) or len(data) not in (3, 4):
