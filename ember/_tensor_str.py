@@ -278,7 +278,7 @@ def format_tensor(t, default_dtype, prefix="tensor(", suffix_of=None):
 def _grad_suffixes(t):
     grad_fn = getattr(t, "grad_fn", None)
     if grad_fn is not None:
-        out = [f"grad_fn=<{grad_fn.name()}>"]
+        out = [f"grad_fn=<{type(grad_fn).__name__}>"]
     else:
         out = ["requires_grad=True"] if getattr(t, "requires_grad", False) else []
     tangent = _fw_tangent(t)
@@ -317,7 +317,7 @@ def _sparse_suffixes(t, text, default_dtype):
     suffixes.append(f"layout={t.layout}")
     grad_fn = t.grad_fn
     if grad_fn is not None:
-        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(text, suffixes, len("tensor("))

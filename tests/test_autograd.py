@@ -294,7 +294,8 @@ def test_leaf_state_and_grad_fn_names():
              (lambda L, a: a[0]), (lambda L, a: a.mean()), (lambda L, a: a.max(0)[0]), (lambda L, a: a.relu())]
     for f in pairs:
         assert f(ember, x).grad_fn.name() == f(torch, tx).grad_fn.name()
-    assert y.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+    assert y.grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"
     assert y.grad_fn.next_functions[0][0].variable is x
     assert y.grad_fn is y.grad_fn
     assert "MulBackward0" in repr(y.grad_fn)

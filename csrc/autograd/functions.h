@@ -13,7 +13,7 @@ class AccumulateGrad : public Node {
   explicit AccumulateGrad(Tensor leaf);
   ~AccumulateGrad() override;
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
-  std::string name() const override { return "AccumulateGrad"; }
+  std::string name() const override { return "torch::autograd::AccumulateGrad"; }
   const Tensor& variable() const { return leaf_; }
 
  private:
@@ -39,7 +39,7 @@ class CopySlices : public Node {
  public:
   CopySlices(const Tensor& base, const Tensor& view, Ref<Node> fn);
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
-  std::string name() const override { return "CopySlices"; }
+  std::string name() const override { return "torch::autograd::CopySlices"; }
   void release_variables() override { fn_->release_variables(); }
 
  private:

@@ -998,7 +998,10 @@ PyObject* wrap_node(Node* node) {
   if (!node) Py_RETURN_NONE;
   if (auto* existing = static_cast<PyObject*>(node->pyobj); existing && Py_REFCNT(existing) > 0)
     return Py_NewRef(existing);
-  PyTypeObject* type = node_type(node->name());
+  // torch's C++-only nodes answer name() with their namespace; the class has the bare name
+  std::string name = node->name();
+  if (name.rfind("torch::autograd::", 0) == 0) name = name.substr(17);
+  PyTypeObject* type = node_type(name);
   if (!type) return nullptr;
   auto* p = reinterpret_cast<PyNode*>(type->tp_alloc(type, 0));
   if (!p) return nullptr;

@@ -58,7 +58,7 @@ def _reachable_leaves(outputs):
             continue
         seen.add(id(node))
         variable = getattr(node, "variable", None)
-        if variable is not None and node.name() == "AccumulateGrad":
+        if variable is not None and type(node).__name__ == "AccumulateGrad":
             leaves.add(id(variable))
         stack.extend(n for n, _ in node.next_functions if n is not None)
     return leaves
