@@ -235,6 +235,65 @@ def test_conv_pool_norm_layouts():
     check(EF.max_pool2d(ex[0], 2), TF.max_pool2d(tx[0], 2))
 
 
+CONV_CASES = [  # (input shape, weight shape, keyword arguments): groups, strides, dilation, 1x1, transposed
+    ((2, 4, 7, 6), (8, 4, 3, 3), dict(padding=1)),
+    ((2, 4, 7, 6), (8, 2, 3, 3), dict(stride=2, groups=2)),
+    ((2, 4, 7, 6), (8, 1, 3, 3), dict(padding=2, dilation=2, groups=4)),
+    ((2, 4, 7, 6), (8, 4, 3, 2), dict(stride=(2, 1), padding=(1, 0))),
+    ((2, 4, 7, 6), (8, 4, 1, 1), dict()),
+    ((2, 4, 7, 6), (8, 2, 1, 1), dict(groups=2)),
+    ((0, 4, 5, 5), (3, 4, 3, 3), dict(padding=1)),
+    ((2, 4, 5, 5), (4, 3, 3, 3), dict(stride=2, padding=1, output_padding=1, transposed=True)),
+    ((2, 4, 5, 5), (4, 1, 3, 3), dict(groups=4, transposed=True)),
+    ((2, 4, 3, 5, 5), (6, 2, 3, 3, 3), dict(padding=1, groups=2)),
+    ((2, 4, 3, 5, 5), (4, 3, 2, 3, 3), dict(stride=2, transposed=True)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("xs,ws,kw", CONV_CASES)
+def test_channels_last_convolution(xs, ws, kw, dtype):
+    """The channels_last kernels (Note [Channels-last convolution]): values, gradients and
+    their layouts, as torch's, with the bias added in both passes."""
+    kw = dict(kw)
+    transposed = kw.pop("transposed", False)
+    nd = len(xs) - 2
+    name = f"conv{'_transpose' if transposed else ''}{nd}d"
+    f = CL if nd == 2 else CL3
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+    cout = ws[1] * kw.get("groups", 1) if transposed else ws[0]
+    b = rng.standard_normal(cout).astype(dtype)
+    res = []
+    for lib in (ember, torch):
+        X = lib.tensor(x).to(memory_format=fmt(lib, f)).requires_grad_()
+        W = lib.tensor(w).to(memory_format=fmt(lib, f)).requires_grad_()
+        B = lib.tensor(b).requires_grad_()
+        y = getattr(lib.nn.functional, name)(X, W, B, **kw)
+        if y.numel():
+            (y * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape).sin()).sum().backward()
+        res.append((y, X.grad, W.grad, B.grad))
+    for e, t in zip(*res):
+        if t is None:
+            assert e is None or not e.abs().sum().item()
+            continue
+        assert tuple(e.shape) == tuple(t.shape)
+        if e.numel() > 1 and not (nd == 3 and dtype == "float64"):  # torch's float64 3-d is contiguous
+            assert e.stride() == t.stride(), (e.stride(), t.stride())
+        tol = 1e-4 if dtype == "float32" else 1e-10
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float16", "bfloat16"])
+def test_channels_last_convolution_dtypes(dtype):
+    rng = np.random.default_rng(4)
+    x, w = rng.integers(-3, 4, (2, 4, 5, 5)), rng.integers(-3, 4, (6, 2, 3, 3))
+    e, t = both(lambda lib: lib.nn.functional.conv2d(
+        lib.tensor(x).to(getattr(lib, dtype)).to(memory_format=lib.channels_last),
+        lib.tensor(w).to(getattr(lib, dtype)), padding=1, groups=2))
+    check(e, t)
+
+
 def test_gradients_keep_layout():
     import ember.nn.functional as EF
     import torch.nn.functional as TF

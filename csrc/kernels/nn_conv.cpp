@@ -117,6 +117,56 @@ void col2im(const T* cols, T* image, const ConvGeometry& g, int64_t p0, int64_t 
   }
 }
 
+// Channels last: cols[p - p0][((t * kh + i) * kw + j) * channels + c] = image[oz * sd - pd +
+// t * dd][oy * sh - ph + i * dh][ox * sw - pw + j * dw][coff + c] (0 outside), the image
+// (D, H, W, ctot) with its group's channels at coff; one contiguous run per kernel tap.
+template <class T>
+void im2col_nhwc(const T* image, T* cols, const ConvGeometry& g, int64_t ctot, int64_t coff, int64_t p0,
+                 int64_t p1) {
+  const int64_t K = g.kd * g.kh * g.kw * g.channels, plane = g.out_h * g.out_w;
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t oz = p / plane, oy = (p % plane) / g.out_w, ox = p % g.out_w;
+    T* dst = cols + (p - p0) * K;
+    for (int64_t t = 0; t < g.kd; ++t) {
+      const int64_t iz = oz * g.sd - g.pd + t * g.dd;
+      for (int64_t i = 0; i < g.kh; ++i) {
+        const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+        for (int64_t j = 0; j < g.kw; ++j, dst += g.channels) {
+          const int64_t ix = ox * g.sw - g.pw + j * g.dw;
+          if (iz < 0 || iz >= g.depth || iy < 0 || iy >= g.height || ix < 0 || ix >= g.width) {
+            std::memset(dst, 0, sizeof(T) * g.channels);
+          } else {
+            std::memcpy(dst, image + ((iz * g.height + iy) * g.width + ix) * ctot + coff, sizeof(T) * g.channels);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Its adjoint: image += cols scattered back (image zeroed by the caller).
+template <class T>
+void col2im_nhwc(const T* cols, T* image, const ConvGeometry& g, int64_t ctot, int64_t coff, int64_t p0,
+                 int64_t p1) {
+  const int64_t K = g.kd * g.kh * g.kw * g.channels, plane = g.out_h * g.out_w;
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t oz = p / plane, oy = (p % plane) / g.out_w, ox = p % g.out_w;
+    const T* src = cols + (p - p0) * K;
+    for (int64_t t = 0; t < g.kd; ++t) {
+      const int64_t iz = oz * g.sd - g.pd + t * g.dd;
+      for (int64_t i = 0; i < g.kh; ++i) {
+        const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+        for (int64_t j = 0; j < g.kw; ++j, src += g.channels) {
+          const int64_t ix = ox * g.sw - g.pw + j * g.dw;
+          if (iz < 0 || iz >= g.depth || iy < 0 || iy >= g.height || ix < 0 || ix >= g.width) continue;
+          T* dst = image + ((iz * g.height + iy) * g.width + ix) * ctot + coff;
+          for (int64_t c = 0; c < g.channels; ++c) dst[c] += src[c];
+        }
+      }
+    }
+  }
+}
+
 // C (m x n, ldc) = op(A) op(B) + beta C (beta 0 or 1), row-major, by plain loops, for the
 // integer convolution (int64, wrapping around as torch's does: the arithmetic is unsigned).
 inline void gemm_int(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const int64_t* a, int64_t lda,
@@ -202,9 +252,110 @@ int64_t grain_for(int64_t work_per_item) {
 
 using namespace detail;
 
+// ---- channels last ----
+
+template <class T>
+void forward_nhwc(const Conv& c, const Plan& p, const T* x, const T* w, const T* b, T* y) {
+  const int64_t items = c.N * p.blocks;
+  parallel_for(0, items, grain_for(c.Cy * p.K * p.block), [&](int64_t begin, int64_t end) {
+    std::vector<T> cols(p.direct ? 0 : p.K * p.block);
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
+      const T* xn = x + n * p.image * c.Cx;
+      for (int64_t g = 0; g < c.groups; ++g) {
+        const T* A = xn + p0 * c.Cx + g * p.cxg;  // direct: the positions' channels are the columns
+        int64_t lda = c.Cx;
+        if (!p.direct) {
+          im2col_nhwc(xn, cols.data(), p.geometry, c.Cx, g * p.cxg, p0, p1);
+          A = cols.data();
+          lda = p.K;
+        }
+        gemm<T>(false, true, p1 - p0, p.cyg, p.K, A, lda, w + g * p.cyg * p.K, p.K, T(0),
+                y + (n * p.P + p0) * c.Cy + g * p.cyg, c.Cy);
+      }
+      if (b)
+        for (int64_t q = p0; q < p1; ++q) {
+          T* yr = y + (n * p.P + q) * c.Cy;
+          for (int64_t co = 0; co < c.Cy; ++co) yr[co] += b[co];
+        }
+    }
+  });
+}
+
+template <class T>
+void backward_input_nhwc(const Conv& c, const Plan& p, const T* y, const T* w, const T* b, T* x) {
+  parallel_for(0, c.N, grain_for(c.groups * p.cyg * p.K * p.P), [&](int64_t begin, int64_t end) {
+    std::vector<T> cols(p.direct ? 0 : p.K * p.block);
+    for (int64_t n = begin; n < end; ++n) {
+      T* xn = x + n * p.image * c.Cx;
+      const T* yn = y + n * p.P * c.Cy;
+      if (!p.direct) std::fill(xn, xn + p.image * c.Cx, T(0));
+      for (int64_t g = 0; g < c.groups; ++g) {
+        const T* wg = w + g * p.cyg * p.K;
+        if (p.direct) {
+          gemm<T>(false, false, p.P, p.cxg, p.cyg, yn + g * p.cyg, c.Cy, wg, p.K, T(0), xn + g * p.cxg, c.Cx);
+          continue;
+        }
+        for (int64_t p0 = 0; p0 < p.P; p0 += p.block) {
+          const int64_t p1 = std::min(p.P, p0 + p.block);
+          gemm<T>(false, false, p1 - p0, p.K, p.cyg, yn + p0 * c.Cy + g * p.cyg, c.Cy, wg, p.K, T(0), cols.data(),
+                  p.K);
+          col2im_nhwc(cols.data(), xn, p.geometry, c.Cx, g * p.cxg, p0, p1);
+        }
+      }
+      if (b)
+        for (int64_t q = 0; q < p.image; ++q) {
+          T* xr = xn + q * c.Cx;
+          for (int64_t ci = 0; ci < c.Cx; ++ci) xr[ci] += b[ci];
+        }
+    }
+  });
+}
+
+template <class T>
+void backward_weight_nhwc(const Conv& c, const Plan& p, const T* x, const T* y, T* w) {
+  const int64_t size = c.Cy * p.K;
+  std::fill(w, w + size, T(0));
+  const int64_t items = c.N * p.blocks;
+  if (items == 0) return;
+  const int64_t per_item = c.Cy * p.K * p.block;
+  int64_t slots = std::min<int64_t>(get_num_threads(), items);
+  if (items * per_item < 2 * kWorkPerItem) slots = 1;
+  std::vector<T> partial(size_t(slots - 1) * size, T(0));  // slot 0 adds into w itself
+  parallel_for(0, slots, 1, [&](int64_t s0, int64_t s1) {
+    std::vector<T> cols(p.direct ? 0 : p.K * p.block);
+    for (int64_t s = s0; s < s1; ++s) {
+      T* acc = s == 0 ? w : partial.data() + (s - 1) * size;
+      for (int64_t it = items * s / slots; it < items * (s + 1) / slots; ++it) {
+        const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
+        const T* xn = x + n * p.image * c.Cx;
+        for (int64_t g = 0; g < c.groups; ++g) {
+          const T* A = xn + p0 * c.Cx + g * p.cxg;
+          int64_t lda = c.Cx;
+          if (!p.direct) {
+            im2col_nhwc(xn, cols.data(), p.geometry, c.Cx, g * p.cxg, p0, p1);
+            A = cols.data();
+            lda = p.K;
+          }
+          gemm<T>(true, false, p.cyg, p.K, p1 - p0, y + (n * p.P + p0) * c.Cy + g * p.cyg, c.Cy, A, lda, T(1),
+                  acc + g * p.cyg * p.K, p.K);
+        }
+      }
+    }
+  });
+  for (int64_t s = 1; s < slots; ++s) {
+    const T* part = partial.data() + (s - 1) * size;
+    for (int64_t i = 0; i < size; ++i) w[i] += part[i];
+  }
+}
+
 template <class T>
 void Kernels<T>::conv_forward(const Conv& c, const T* x, const T* w, const T* b, T* y) {
   const Plan p = plan<T>(c);
+  if (c.channels_last) {
+    if (c.N > 0 && p.P > 0) forward_nhwc(c, p, x, w, b, y);
+    return;
+  }
   if (c.N == 0 || p.P == 0) return;
   const int64_t items = c.N * p.blocks;
   parallel_for(0, items, grain_for(c.Cy * p.K * p.block), [&](int64_t begin, int64_t end) {
@@ -237,6 +388,7 @@ void Kernels<T>::conv_backward_input(const Conv& c, const T* y, const T* w, cons
   const Plan p = plan<T>(c);
   const int64_t image = p.image;
   if (c.N == 0 || image == 0) return;
+  if (c.channels_last) return backward_input_nhwc(c, p, y, w, b, x);
   parallel_for(0, c.N * c.groups, grain_for(p.cyg * p.K * p.P), [&](int64_t begin, int64_t end) {
     std::vector<T> cols(p.direct ? 0 : p.K * p.block);
     for (int64_t it = begin; it < end; ++it) {
@@ -267,6 +419,7 @@ void Kernels<T>::conv_backward_input(const Conv& c, const T* y, const T* w, cons
 template <class T>
 void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* w) {
   const Plan p = plan<T>(c);
+  if (c.channels_last) return backward_weight_nhwc(c, p, x, y, w);
   const int64_t size = c.Cy * p.K;
   std::fill(w, w + size, T(0));
   const int64_t items = c.N * p.blocks;

@@ -7,6 +7,11 @@
 // one thread each; ember splits the blocks across its threads). T = float or double, or
 // int64 for the integer convolutions (instantiated in kernels/nn_conv.cpp); the inputs are
 // contiguous.
+//
+// With channels_last, x and y are (N, *xs, Cx) and (N, *ys, Cy) in memory and w is
+// (Cy, *k, Cx / groups): a window's column is then kernel-tap runs of channels, each one
+// contiguous copy, and the gemms write y's rows directly in that layout (no transposing
+// copy of the result, which the row-major path pays for a channels_last result).
 #pragma once
 #include <cstdint>
 
@@ -18,6 +23,7 @@ struct Conv {
   int64_t N, Cx, Cy, groups;
   int64_t xs[kSpatial], ys[kSpatial];               // image and output sizes
   int64_t k[kSpatial], s[kSpatial], p[kSpatial], d[kSpatial];  // kernel, stride, padding, dilation
+  bool channels_last = false;  // x, y and w with channels innermost (see above)
 };
 
 template <class T>

@@ -161,6 +161,29 @@ void check_conv_grad(const Tensor& grad_output, IntList input, IntList weight, I
               sizes_str(out), ", but got ", sizes_str(grad_output.sizes()));
 }
 
+// Note [Channels-last convolution]
+// A convolution whose activation (the input; the gradient for the input's gradient) is
+// channels_last computes in that layout (kernels/nn_conv.h): its operands are made dense
+// in it, the weight too ((Cy, *k, Cx / groups) in memory), and the result is allocated in
+// it, so a channels_last network pays no layout copies around its convolutions. Other
+// calls compute row-major.
+MemoryFormat conv_format(const Tensor& activation) {
+  return activation.dim() >= 4 ? suggest_memory_format(activation) : MemoryFormat::Contiguous;
+}
+
+// t dense in format f (contiguous when f is), as dtype dt.
+Tensor dense_in(const Tensor& t, ScalarType dt, MemoryFormat f) {
+  Tensor r = contiguous(as_dtype(t, dt), f);
+  check_bounds(r);
+  return r;
+}
+
+Tensor empty_in(IntList sizes, ScalarType dt, MemoryFormat f) {
+  Tensor out = empty_tensor(sizes, dt);
+  if (f != MemoryFormat::Contiguous) out.impl()->set_sizes_strides(Dims(sizes), format_strides(sizes, f));
+  return out;
+}
+
 // The three products of kernels/nn_conv.h, on (a, b) = (x, w), (y, w) or (x, y) of the call's
 // plain-convolution geometry, writing out.
 enum class ConvPass { Forward, Input, Weight };
@@ -197,13 +220,16 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias
               sizes_str(weight.sizes()), ", expected bias to be 1-dimensional with ", cout,
               " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
   const ScalarType ct = conv_compute_dtype(input.dtype());
-  Tensor x = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
-  Tensor out = empty_tensor(out_sizes, ct);
+  const MemoryFormat f = conv_format(input);
+  Tensor x = dense_in(input, ct, f), w = dense_in(weight, ct, f), b = bias.defined() ? dense(bias, ct) : Tensor();
+  Tensor out = empty_in(out_sizes, ct, f);
   if (transposed) {  // the gradient of a plain convolution's input, from `input` as its output
     nk::Conv call = conv_call(out_sizes, weight.sizes(), input.sizes(), stride, padding, dilation, groups);
+    call.channels_last = f != MemoryFormat::Contiguous;
     run_conv(ConvPass::Input, call, ct, x, w, out, b);
   } else {
     nk::Conv call = conv_call(input.sizes(), weight.sizes(), out_sizes, stride, padding, dilation, groups);
+    call.channels_last = f != MemoryFormat::Contiguous;
     run_conv(ConvPass::Forward, call, ct, x, w, out, b);
   }
   return in_layout_of(as_dtype(out, input.dtype()), input, weight);
@@ -216,13 +242,16 @@ Tensor _convolution_backward_input(const Tensor& grad_output, const Tensor& weig
   check_conv_grad(grad_output, input_size, weight.sizes(), stride, padding, dilation, transposed, output_padding,
                   groups);
   const ScalarType ct = compute_dtype(weight.dtype());
-  Tensor g = dense(grad_output, ct), w = dense(weight, ct);
-  Tensor out = empty_tensor(input_size, ct);
+  const MemoryFormat f = conv_format(grad_output);
+  Tensor g = dense_in(grad_output, ct, f), w = dense_in(weight, ct, f);
+  Tensor out = empty_in(input_size, ct, f);
   if (transposed) {  // a plain convolution of the gradient
     nk::Conv call = conv_call(grad_output.sizes(), weight.sizes(), input_size, stride, padding, dilation, groups);
+    call.channels_last = f != MemoryFormat::Contiguous;
     run_conv(ConvPass::Forward, call, ct, g, w, out, Tensor());
   } else {
     nk::Conv call = conv_call(input_size, weight.sizes(), grad_output.sizes(), stride, padding, dilation, groups);
+    call.channels_last = f != MemoryFormat::Contiguous;
     run_conv(ConvPass::Input, call, ct, g, w, out, Tensor());
   }
   return in_layout_of(as_dtype(out, weight.dtype()), grad_output, weight);
@@ -235,13 +264,16 @@ Tensor _convolution_backward_weight(const Tensor& grad_output, const Tensor& inp
   check_conv_grad(grad_output, input.sizes(), weight_size, stride, padding, dilation, transposed, output_padding,
                   groups);
   const ScalarType ct = compute_dtype(input.dtype());
-  Tensor g = dense(grad_output, ct), x = dense(input, ct);
-  Tensor out = empty_tensor(weight_size, ct);
+  const MemoryFormat f = conv_format(input);
+  Tensor g = dense_in(grad_output, ct, f), x = dense_in(input, ct, f);
+  Tensor out = empty_in(weight_size, ct, f);
   if (transposed) {  // the plain convolution maps grad_output (as x) to input (as y)
     nk::Conv call = conv_call(grad_output.sizes(), weight_size, input.sizes(), stride, padding, dilation, groups);
+    call.channels_last = f != MemoryFormat::Contiguous;
     run_conv(ConvPass::Weight, call, ct, g, x, out, Tensor());
   } else {
     nk::Conv call = conv_call(input.sizes(), weight_size, grad_output.sizes(), stride, padding, dilation, groups);
+    call.channels_last = f != MemoryFormat::Contiguous;
     run_conv(ConvPass::Weight, call, ct, x, g, out, Tensor());
   }
   return in_layout_of(as_dtype(out, input.dtype()), input, grad_output);
