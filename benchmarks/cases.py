@@ -385,6 +385,32 @@ def conv2d_fwd_bwd(format_name):
 MLP_BATCH = 64
 
 
+# forward-mode AD (issue 16): a Jacobian-vector product through a tanh MLP, and a forward
+# Jacobian of a small function (one jvp per input element)
+def mlp_jvp(torch):
+    torch.manual_seed(0)
+    ws = [torch.randn(256, 256) / 16 for _ in range(3)]
+    x, v = torch.randn(64, 256), torch.randn(64, 256)
+
+    def f(x):
+        for w in ws:
+            x = torch.tanh(x @ w)
+        return x.sum()
+
+    def step():
+        torch.func.jvp(f, (x,), (v,))
+    return step
+
+
+def small_jacfwd(torch):
+    x = torch.linspace(-1, 1, 16)
+    w = torch.linspace(0, 1, 16 * 16).reshape(16, 16)
+
+    def step():
+        torch.func.jacfwd(lambda x: torch.softmax(w @ torch.sin(x), 0))(x)
+    return step
+
+
 def mlp_train_step(sizes, batch, loss_name):
     """The setup of one SGD step of an MLP of the given layer sizes (ReLU between) on a
     fixed batch: forward, the loss, backward, update (nn, autograd and optim together)."""
@@ -485,6 +511,8 @@ CASES: list[Case] = [
          flops=CONV_CL_FLOPS),
     Case("conv2d fwd+bwd 8x64x56² 3x3 float32 channels_last", torch=conv2d_fwd_bwd("channels_last"),
          flops=CONV_CL_FLOPS),
+    Case("func.jvp through a 3-layer tanh MLP 256 wide (batch 64)", torch=mlp_jvp),
+    Case("func.jacfwd of softmax(W sin x), 16 inputs", torch=small_jacfwd),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
          torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),
     Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=mlp_train_step((16, 32, 1), 8, "mse_loss")),
