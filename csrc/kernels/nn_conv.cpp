@@ -313,43 +313,6 @@ void backward_input_nhwc(const Conv& c, const Plan& p, const T* y, const T* w, c
 }
 
 template <class T>
-void backward_weight_nhwc(const Conv& c, const Plan& p, const T* x, const T* y, T* w) {
-  const int64_t size = c.Cy * p.K;
-  std::fill(w, w + size, T(0));
-  const int64_t items = c.N * p.blocks;
-  if (items == 0) return;
-  const int64_t per_item = c.Cy * p.K * p.block;
-  int64_t slots = std::min<int64_t>(get_num_threads(), items);
-  if (items * per_item < 2 * kWorkPerItem) slots = 1;
-  std::vector<T> partial(size_t(slots - 1) * size, T(0));  // slot 0 adds into w itself
-  parallel_for(0, slots, 1, [&](int64_t s0, int64_t s1) {
-    std::vector<T> cols(p.direct ? 0 : p.K * p.block);
-    for (int64_t s = s0; s < s1; ++s) {
-      T* acc = s == 0 ? w : partial.data() + (s - 1) * size;
-      for (int64_t it = items * s / slots; it < items * (s + 1) / slots; ++it) {
-        const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
-        const T* xn = x + n * p.image * c.Cx;
-        for (int64_t g = 0; g < c.groups; ++g) {
-          const T* A = xn + p0 * c.Cx + g * p.cxg;
-          int64_t lda = c.Cx;
-          if (!p.direct) {
-            im2col_nhwc(xn, cols.data(), p.geometry, c.Cx, g * p.cxg, p0, p1);
-            A = cols.data();
-            lda = p.K;
-          }
-          gemm<T>(true, false, p.cyg, p.K, p1 - p0, y + (n * p.P + p0) * c.Cy + g * p.cyg, c.Cy, A, lda, T(1),
-                  acc + g * p.cyg * p.K, p.K);
-        }
-      }
-    }
-  });
-  for (int64_t s = 1; s < slots; ++s) {
-    const T* part = partial.data() + (s - 1) * size;
-    for (int64_t i = 0; i < size; ++i) w[i] += part[i];
-  }
-}
-
-template <class T>
 void Kernels<T>::conv_forward(const Conv& c, const T* x, const T* w, const T* b, T* y) {
   const Plan p = plan<T>(c);
   if (c.channels_last) {
@@ -416,10 +379,11 @@ void Kernels<T>::conv_backward_input(const Conv& c, const T* y, const T* w, cons
   });
 }
 
-template <class T>
-void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* w) {
-  const Plan p = plan<T>(c);
-  if (c.channels_last) return backward_weight_nhwc(c, p, x, y, w);
+// w = the sum over the (sample, position block) items of add(acc, n, p0, p1, cols), which
+// adds one item's product into acc: the items are split across threads, each adding into
+// a partial of its own (slot 0 into w itself), summed at the end.
+template <class T, class Add>
+void sum_weight_grad(const Conv& c, const Plan& p, T* w, const Add& add) {
   const int64_t size = c.Cy * p.K;
   std::fill(w, w + size, T(0));
   const int64_t items = c.N * p.blocks;
@@ -427,25 +391,14 @@ void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* 
   const int64_t per_item = c.Cy * p.K * p.block;
   int64_t slots = std::min<int64_t>(get_num_threads(), items);
   if (items * per_item < 2 * kWorkPerItem) slots = 1;
-  std::vector<T> partial(size_t(slots - 1) * size, T(0));  // slot 0 adds into w itself
+  std::vector<T> partial(size_t(slots - 1) * size, T(0));
   parallel_for(0, slots, 1, [&](int64_t s0, int64_t s1) {
     std::vector<T> cols(p.direct ? 0 : p.K * p.block);
     for (int64_t s = s0; s < s1; ++s) {
       T* acc = s == 0 ? w : partial.data() + (s - 1) * size;
       for (int64_t it = items * s / slots; it < items * (s + 1) / slots; ++it) {
         const int64_t n = it / p.blocks, p0 = (it % p.blocks) * p.block, p1 = std::min(p.P, p0 + p.block);
-        for (int64_t g = 0; g < c.groups; ++g) {
-          const T* xg = x + (n * c.Cx + g * p.cxg) * p.image;
-          const T* B = xg + p0;
-          int64_t ldb = p.P;
-          if (!p.direct) {
-            im2col(xg, cols.data(), p.geometry, p0, p1);
-            B = cols.data();
-            ldb = p1 - p0;
-          }
-          gemm<T>(false, true, p.cyg, p.K, p1 - p0, y + (n * c.Cy + g * p.cyg) * p.P + p0, p.P, B, ldb, T(1),
-                  acc + g * p.cyg * p.K, p.K);
-        }
+        add(acc, n, p0, p1, cols.data());
       }
     }
   });
@@ -453,6 +406,42 @@ void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* 
     const T* part = partial.data() + (s - 1) * size;
     for (int64_t i = 0; i < size; ++i) w[i] += part[i];
   }
+}
+
+template <class T>
+void Kernels<T>::conv_backward_weight(const Conv& c, const T* x, const T* y, T* w) {
+  const Plan p = plan<T>(c);
+  if (c.channels_last) {
+    sum_weight_grad<T>(c, p, w, [&](T* acc, int64_t n, int64_t p0, int64_t p1, T* cols) {
+      const T* xn = x + n * p.image * c.Cx;
+      for (int64_t g = 0; g < c.groups; ++g) {
+        const T* A = xn + p0 * c.Cx + g * p.cxg;
+        int64_t lda = c.Cx;
+        if (!p.direct) {
+          im2col_nhwc(xn, cols, p.geometry, c.Cx, g * p.cxg, p0, p1);
+          A = cols;
+          lda = p.K;
+        }
+        gemm<T>(true, false, p.cyg, p.K, p1 - p0, y + (n * p.P + p0) * c.Cy + g * p.cyg, c.Cy, A, lda, T(1),
+                acc + g * p.cyg * p.K, p.K);
+      }
+    });
+    return;
+  }
+  sum_weight_grad<T>(c, p, w, [&](T* acc, int64_t n, int64_t p0, int64_t p1, T* cols) {
+    for (int64_t g = 0; g < c.groups; ++g) {
+      const T* xg = x + (n * c.Cx + g * p.cxg) * p.image;
+      const T* B = xg + p0;
+      int64_t ldb = p.P;
+      if (!p.direct) {
+        im2col(xg, cols, p.geometry, p0, p1);
+        B = cols;
+        ldb = p1 - p0;
+      }
+      gemm<T>(false, true, p.cyg, p.K, p1 - p0, y + (n * c.Cy + g * p.cyg) * p.P + p0, p.P, B, ldb, T(1),
+              acc + g * p.cyg * p.K, p.K);
+    }
+  });
 }
 
 
