@@ -294,6 +294,54 @@ def test_channels_last_convolution_dtypes(dtype):
     check(e, t)
 
 
+POOL_CASES = [  # (name, input shape, arguments, returns indices)
+    ("max_pool2d", (2, 5, 9, 8), dict(kernel_size=3, stride=2, padding=1), True),
+    ("max_pool2d", (2, 5, 9, 8), dict(kernel_size=(2, 3), dilation=2, ceil_mode=True), True),
+    ("avg_pool2d", (2, 5, 9, 8), dict(kernel_size=3, stride=2, padding=1), False),
+    ("avg_pool2d", (2, 5, 9, 8), dict(kernel_size=2, count_include_pad=False, padding=1, divisor_override=3), False),
+    ("adaptive_avg_pool2d", (2, 5, 9, 8), dict(output_size=(4, 3)), False),
+    ("adaptive_max_pool2d", (2, 5, 9, 8), dict(output_size=(4, 3)), True),
+    ("max_pool3d", (2, 3, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 2)), True),
+    ("avg_pool3d", (2, 3, 5, 6, 7), dict(kernel_size=3, padding=1), False),
+    ("adaptive_avg_pool3d", (2, 3, 5, 6, 7), dict(output_size=(2, 3, 4)), False),
+    ("adaptive_max_pool3d", (2, 3, 5, 6, 7), dict(output_size=(2, 3, 4)), True),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,shape,kw,has_indices", POOL_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(POOL_CASES)])
+def test_channels_last_pooling(name, shape, kw, has_indices, dtype):
+    """Pooling computed in channels_last (Note [Channels-last pooling]): values, indices,
+    gradients and every layout as torch's; ties and NaNs pick torch's index."""
+    f = CL if len(shape) == 4 else CL3
+    a = np.random.default_rng(5).integers(-2, 3, shape).astype(dtype)  # many ties
+    a.reshape(-1)[::17] = np.nan
+    res = []
+    for lib in (ember, torch):
+        x = lib.tensor(a).to(memory_format=fmt(lib, f)).requires_grad_()
+        fn = getattr(lib.nn.functional, name)
+        out = fn(x, **kw, return_indices=True) if has_indices else fn(x, **kw)
+        y, idx = out if has_indices else (out, None)
+        (y.nan_to_num() * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape).cos()).sum().backward()
+        res.append((y, idx, x.grad))
+    for e, t in zip(*res):
+        if t is None:
+            continue
+        assert e.stride() == t.stride(), (e.stride(), t.stride())
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "float16", "bfloat16"])
+def test_channels_last_pooling_dtypes(dtype):
+    a = np.random.default_rng(6).integers(-5, 5, (2, 4, 6, 6))
+    for name in ("max_pool2d", "avg_pool2d"):
+        if name == "avg_pool2d" and dtype == "int8":
+            continue  # torch averages int64 only
+        e, t = both(lambda lib: getattr(lib.nn.functional, name)(
+            lib.tensor(a).to(getattr(lib, dtype)).to(memory_format=lib.channels_last), 2))
+        check(e, t)
+
+
 def test_gradients_keep_layout():
     import ember.nn.functional as EF
     import torch.nn.functional as TF

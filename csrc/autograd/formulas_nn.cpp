@@ -5,6 +5,7 @@
 #include "autograd/formulas.h"
 #include "autograd/meta.h"
 #include "autograd/record.h"
+#include "ops/geometry.h"
 #include "ops/internal.h"
 
 namespace ember::api {
@@ -166,6 +167,25 @@ Tensor conv_bias_grad(const Tensor& grad) {
 
 Tensor pool_backward_by_indices(const Tensor& grad, IntList self_sizes, const Tensor& indices, int64_t spatial) {
   const int64_t nd = static_cast<int64_t>(self_sizes.size());
+  if (nd == spatial + 2 && ops::suggest_memory_format(grad) != MemoryFormat::Contiguous &&
+      ops::suggest_memory_format(indices) != MemoryFormat::Contiguous) {
+    // channels_last (Note [Channels-last pooling]): scatter each sample's (positions, C)
+    // rows, channels innermost, and hand back a channels_last gradient
+    std::vector<int64_t> to_last{0}, to_first{0, spatial + 1};
+    for (int64_t d = 2; d < nd; ++d) to_last.push_back(d);
+    to_last.push_back(1);
+    for (int64_t d = 1; d <= spatial; ++d) to_first.push_back(d);
+    int64_t plane_in = 1, plane_out = 1;
+    for (int64_t d = 2; d < nd; ++d) plane_in *= self_sizes[d], plane_out *= grad.sizes()[d];
+    const int64_t n = self_sizes[0], c = self_sizes[1];
+    Tensor g = reshape(permute(grad, IntList(to_last)), IntList{n, plane_out, c});
+    Tensor idx = ops::reshape(ops::permute(indices, IntList(to_last)), IntList{n, plane_out, c});
+    Tensor gin = scatter_add(zeros_of(IntList{n, plane_in, c}, grad.dtype()), 1, idx, g);
+    Dims last{n};
+    for (int64_t d = 2; d < nd; ++d) last.push_back(self_sizes[d]);
+    last.push_back(c);
+    return permute(reshape(gin, IntList(last)), IntList(to_first));
+  }
   Dims flat_in(IntList(self_sizes.data(), static_cast<size_t>(nd - spatial)));
   Dims flat_out(flat_in);
   int64_t plane_in = 1, plane_out = 1;

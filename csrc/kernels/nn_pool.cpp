@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 #include <type_traits>
+#include <vector>
 #include "core/parallel.h"
 #include "kernels/nn_pool.h"
 
@@ -155,17 +156,109 @@ void spread_over_windows(const T* grad, T* gin, const PoolGeometry& g, int64_t w
   });
 }
 
+// ---- channels last: planes are samples of `channels` innermost channels ----
+
+// The running maxima (and their positions) of C channels, updated with position i's run
+// of values: selects, not branches, so that the loop vectorizes.
+template <class T>
+void best_of_run(const T* __restrict xi, int64_t i, T* __restrict yo, int64_t* __restrict io, int64_t C) {
+  for (int64_t c = 0; c < C; ++c) {
+    const T v = xi[c];
+    const bool take = v > yo[c] || v != v;
+    yo[c] = take ? v : yo[c];
+    io[c] = take ? i : io[c];
+  }
+}
+
+template <class T, class WindowOf>
+void max_over_windows_cl(const T* in, T* out, int64_t* indices, const PoolGeometry& g, int64_t work_per_plane,
+                         WindowOf window_of) {
+  const int64_t C = g.channels;
+  for_planes(g, work_per_plane * C, [&](int64_t p) {
+    const T* x = in + p * plane_in(g) * C;
+    T* y = out + p * plane_out(g) * C;
+    int64_t* idx = indices + p * plane_out(g) * C;
+    for_windows(g, window_of, [&](int64_t o, const Box& b) {
+      T* yo = y + o * C;
+      int64_t* io = idx + o * C;
+      std::fill(yo, yo + C, Best<T>().value);
+      std::fill(io, io + C, (b.lo[0] * g.in[1] + b.lo[1]) * g.in[2] + b.lo[2]);
+      for_box(g, b, [&](int64_t i) { best_of_run(x + i * C, i, yo, io, C); });
+    });
+  });
+}
+
+template <class T, class WindowOf>
+void mean_over_windows_cl(const T* in, T* out, const PoolGeometry& g, int64_t work_per_plane, WindowOf window_of) {
+  const int64_t C = g.channels;
+  for_planes(g, work_per_plane * C, [&](int64_t p) {
+    const T* x = in + p * plane_in(g) * C;
+    T* y = out + p * plane_out(g) * C;
+    std::vector<Sum<T>> s(static_cast<size_t>(C));
+    for_windows(g, window_of, [&](int64_t o, const Box& b) {
+      T* yo = y + o * C;
+      if (b.empty()) {
+        std::fill(yo, yo + C, T(0));
+        return;
+      }
+      std::fill(s.begin(), s.end(), Sum<T>(0));
+      for_box(g, b, [&](int64_t i) {
+        const T* xi = x + i * C;
+        for (int64_t c = 0; c < C; ++c) s[c] += static_cast<Sum<T>>(xi[c]);
+      });
+      for (int64_t c = 0; c < C; ++c) yo[c] = mean_of<T>(s[c], b.divisor);
+    });
+  });
+}
+
+template <class T, class WindowOf>
+void spread_over_windows_cl(const T* grad, T* gin, const PoolGeometry& g, int64_t work_per_plane,
+                            WindowOf window_of) {
+  const int64_t C = g.channels;
+  for_planes(g, work_per_plane * C, [&](int64_t p) {
+    const T* gy = grad + p * plane_out(g) * C;
+    T* gx = gin + p * plane_in(g) * C;
+    std::fill(gx, gx + plane_in(g) * C, T(0));
+    std::vector<T> v(static_cast<size_t>(C));
+    for_windows(g, window_of, [&](int64_t o, const Box& b) {
+      if (b.empty()) return;
+      for (int64_t c = 0; c < C; ++c) v[c] = gy[o * C + c] / T(b.divisor);
+      for_box(g, b, [&](int64_t i) {
+        T* xi = gx + i * C;
+        for (int64_t c = 0; c < C; ++c) xi[c] += v[c];
+      });
+    });
+  });
+}
+
+// The kernels below pick the layout's walk.
+template <class T, class WindowOf>
+void max_pool_any(const T* in, T* out, int64_t* indices, const PoolGeometry& g, int64_t work, WindowOf w) {
+  if (g.channels_last) max_over_windows_cl(in, out, indices, g, work, w);
+  else max_over_windows(in, out, indices, g, work, w);
+}
+template <class T, class WindowOf>
+void mean_any(const T* in, T* out, const PoolGeometry& g, int64_t work, WindowOf w) {
+  if (g.channels_last) mean_over_windows_cl(in, out, g, work, w);
+  else mean_over_windows(in, out, g, work, w);
+}
+template <class T, class WindowOf>
+void spread_any(const T* grad, T* gin, const PoolGeometry& g, int64_t work, WindowOf w) {
+  if (g.channels_last) spread_over_windows_cl(grad, gin, g, work, w);
+  else spread_over_windows(grad, gin, g, work, w);
+}
+
 }  // namespace
 
 template <class T>
 void Kernels<T>::max_pool(const T* in, T* out, int64_t* indices, const PoolGeometry& g) {
-  max_over_windows(in, out, indices, g, plane_out(g) * window_size(g),
+  max_pool_any(in, out, indices, g, plane_out(g) * window_size(g),
                    [&](int64_t z, int64_t y, int64_t x) { return max_window(g, {z, y, x}); });
 }
 
 template <class T>
 void Kernels<T>::avg_pool(const T* in, T* out, const PoolGeometry& g, bool count_include_pad, int64_t divisor) {
-  mean_over_windows(in, out, g, plane_out(g) * window_size(g), [&](int64_t z, int64_t y, int64_t x) {
+  mean_any(in, out, g, plane_out(g) * window_size(g), [&](int64_t z, int64_t y, int64_t x) {
     return avg_window(g, {z, y, x}, count_include_pad, divisor);
   });
 }
@@ -173,26 +266,26 @@ void Kernels<T>::avg_pool(const T* in, T* out, const PoolGeometry& g, bool count
 template <class T>
 void Kernels<T>::avg_pool_backward(const T* grad, T* gin, const PoolGeometry& g, bool count_include_pad,
                                    int64_t divisor) {
-  spread_over_windows(grad, gin, g, plane_out(g) * window_size(g), [&](int64_t z, int64_t y, int64_t x) {
+  spread_any(grad, gin, g, plane_out(g) * window_size(g), [&](int64_t z, int64_t y, int64_t x) {
     return avg_window(g, {z, y, x}, count_include_pad, divisor);
   });
 }
 
 template <class T>
 void Kernels<T>::adaptive_avg_pool(const T* in, T* out, const PoolGeometry& g) {
-  mean_over_windows(in, out, g, plane_in(g) + plane_out(g),
+  mean_any(in, out, g, plane_in(g) + plane_out(g),
                     [&](int64_t z, int64_t y, int64_t x) { return adaptive_window(g, {z, y, x}); });
 }
 
 template <class T>
 void Kernels<T>::adaptive_avg_pool_backward(const T* grad, T* gin, const PoolGeometry& g) {
-  spread_over_windows(grad, gin, g, plane_in(g) + plane_out(g),
+  spread_any(grad, gin, g, plane_in(g) + plane_out(g),
                       [&](int64_t z, int64_t y, int64_t x) { return adaptive_window(g, {z, y, x}); });
 }
 
 template <class T>
 void Kernels<T>::adaptive_max_pool(const T* in, T* out, int64_t* indices, const PoolGeometry& g) {
-  max_over_windows(in, out, indices, g, plane_in(g) + plane_out(g),
+  max_pool_any(in, out, indices, g, plane_in(g) + plane_out(g),
                    [&](int64_t z, int64_t y, int64_t x) { return adaptive_window(g, {z, y, x}); });
 }
 

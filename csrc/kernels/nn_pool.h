@@ -1,6 +1,8 @@
 // Kernel family nn_pool (ops/nn_pool.cpp): pooling over planes (N * C of them), each
 // (in D, H, W) -> (out D, H, W); a 2-d pool is a 3-d one of depth 1 (kernel 1, stride 1,
-// padding 0). Planes are split across threads. T = float or double; the max and average
+// padding 0). Planes are split across threads. With channels_last, a plane is a sample
+// (D, H, W, channels) whose channels are innermost: each window is walked once for all
+// of them, a contiguous run per position; indices stay flat in-plane positions (torch's). T = float or double; the max and average
 // kernels are also instantiated for the integer types torch pools (see nn_pool.cpp).
 #pragma once
 #include <cstdint>
@@ -11,6 +13,8 @@ struct PoolGeometry {
   int64_t planes;
   int64_t in[3], out[3];  // (D, H, W)
   int64_t k[3], s[3], p[3], d[3];
+  bool channels_last = false;
+  int64_t channels = 1;  // with channels_last: per plane, innermost
 };
 
 template <class T>

@@ -20,6 +20,19 @@ inline Tensor dense(const Tensor& t, ScalarType dt) {
   return r;
 }
 
+// t dense in memory format f (contiguous when f is), as dtype dt; and an empty tensor laid
+// out in f. For the kernels that compute channels_last directly (convolution, pooling).
+inline Tensor dense_in(const Tensor& t, ScalarType dt, MemoryFormat f) {
+  Tensor r = contiguous(as_dtype(t, dt), f);
+  check_bounds(r);
+  return r;
+}
+inline Tensor empty_in(IntList sizes, ScalarType dt, MemoryFormat f) {
+  Tensor out = empty_tensor(sizes, dt);
+  if (f != MemoryFormat::Contiguous) out.impl()->set_sizes_strides(Dims(sizes), format_strides(sizes, f));
+  return out;
+}
+
 template <class T>
 inline T* ptr(const Tensor& t) {
   return t.defined() ? reinterpret_cast<T*>(t.data()) : nullptr;

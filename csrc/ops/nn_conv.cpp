@@ -171,19 +171,6 @@ MemoryFormat conv_format(const Tensor& activation) {
   return activation.dim() >= 4 ? suggest_memory_format(activation) : MemoryFormat::Contiguous;
 }
 
-// t dense in format f (contiguous when f is), as dtype dt.
-Tensor dense_in(const Tensor& t, ScalarType dt, MemoryFormat f) {
-  Tensor r = contiguous(as_dtype(t, dt), f);
-  check_bounds(r);
-  return r;
-}
-
-Tensor empty_in(IntList sizes, ScalarType dt, MemoryFormat f) {
-  Tensor out = empty_tensor(sizes, dt);
-  if (f != MemoryFormat::Contiguous) out.impl()->set_sizes_strides(Dims(sizes), format_strides(sizes, f));
-  return out;
-}
-
 // The three products of kernels/nn_conv.h, on (a, b) = (x, w), (y, w) or (x, y) of the call's
 // plain-convolution geometry, writing out.
 enum class ConvPass { Forward, Input, Weight };

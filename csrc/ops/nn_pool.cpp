@@ -137,20 +137,48 @@ Dims pooled_sizes(const Tensor& self, int64_t n, const nk::PoolGeometry& g) {
   return s;
 }
 
-// The computed (output, indices) of a max pool, or the output of an average one.
+// Note [Channels-last pooling]
+// A batched input (N, C, *spatial) in channels_last pools in that layout: the kernels'
+// planes become the samples, with the C channels innermost (kernels/nn_pool.h), so each
+// window is read as contiguous runs of channels and no layout copies are made. The
+// geometry the kernels get says so; the layout of the result (and gradient) is the
+// input's. Unbatched and row-major inputs pool plane by plane.
+MemoryFormat pool_format(const Tensor& self, int64_t n) {
+  return self.dim() == n + 2 ? suggest_memory_format(self) : MemoryFormat::Contiguous;
+}
+
+nk::PoolGeometry in_format(nk::PoolGeometry g, const Tensor& self, MemoryFormat f) {
+  if (f != MemoryFormat::Contiguous) {
+    g.channels_last = true;
+    g.channels = self.sizes()[1];
+    g.planes = self.sizes()[0];
+  }
+  return g;
+}
+
+// The computed (output, indices) of a max pool, or the output of an average one:
+// run(x, y, indices, kernels, geometry). Without keep_layout the results are contiguous
+// whatever the input's layout (torch's avg_pool3d and the adaptive 3-d pools).
 template <class Run>
-Tensor pooled(const Tensor& self, int64_t n, const nk::PoolGeometry& g, Tensor* indices, int64_t work, Run run) {
+Tensor pooled(const Tensor& self, int64_t n, const nk::PoolGeometry& g, Tensor* indices, int64_t work, Run run,
+              bool keep_layout = true) {
   const ScalarType ct = compute_dtype(self.dtype());
-  Tensor x = dense(self, ct);
-  Tensor out = empty_tensor(pooled_sizes(self, n, g), ct);
-  if (indices) *indices = empty_tensor(out.sizes(), ScalarType::Int64);
+  const MemoryFormat f = pool_format(self, n);
+  const nk::PoolGeometry geometry = in_format(g, self, f);
+  Tensor x = dense_in(self, ct, f);
+  Tensor out = empty_in(pooled_sizes(self, n, g), ct, f);
+  if (indices) *indices = empty_in(out.sizes(), ScalarType::Int64, f);
   if (out.numel() > 0) {
     const Tensor none;
     PinnedWork pin({&x, &out, indices ? indices : &none}, work);
     visit_pooled(ct, [&](auto tag) {
       using T = decltype(tag);
-      run(ptr<T>(x), ptr<T>(out), indices ? ptr<int64_t>(*indices) : nullptr, nk::Kernels<T>());
+      run(ptr<T>(x), ptr<T>(out), indices ? ptr<int64_t>(*indices) : nullptr, nk::Kernels<T>(), geometry);
     });
+  }
+  if (!keep_layout) {
+    if (indices) *indices = contiguous(*indices, MemoryFormat::Contiguous);
+    return contiguous(as_dtype(out, self.dtype()), MemoryFormat::Contiguous);
   }
   if (indices) *indices = in_layout_of(*indices, self);
   return in_layout_of(as_dtype(out, self.dtype()), self);
@@ -171,7 +199,9 @@ std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, int64_t n, 
   const nk::PoolGeometry g = window_geometry(self, n, k, s, p, d, ceil_mode, op);
   Tensor idx;
   Tensor out = pooled(self, n, g, &idx, product(pooled_sizes(self, n, g)) * g.k[0] * g.k[1] * g.k[2],
-                      [&](auto* x, auto* y, int64_t* i, auto kernels) { kernels.max_pool(x, y, i, g); });
+                      [&](auto* x, auto* y, int64_t* i, auto kernels, const nk::PoolGeometry& pg) {
+                        kernels.max_pool(x, y, i, pg);
+                      });
   return {out, idx};
 }
 
@@ -226,9 +256,9 @@ Tensor avg_pool(const Tensor& self, int64_t n, IntList kernel_size, std::optiona
       avg_pool_args(self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   check_avg_dtype(self, n);
   return pooled(self, n, a.g, nullptr, product(pooled_sizes(self, n, a.g)) * a.g.k[0] * a.g.k[1] * a.g.k[2],
-                [&](auto* x, auto* y, int64_t*, auto kernels) {
-                  kernels.avg_pool(x, y, a.g, a.count_include_pad, a.divisor);
-                });
+                [&](auto* x, auto* y, int64_t*, auto kernels, const nk::PoolGeometry& pg) {
+                  kernels.avg_pool(x, y, pg, a.count_include_pad, a.divisor);
+                }, n == 2);
 }
 
 Tensor avg_pool_backward(const Tensor& grad_output, const Tensor& self, int64_t n, IntList kernel_size,
@@ -241,14 +271,15 @@ Tensor avg_pool_backward(const Tensor& grad_output, const Tensor& self, int64_t 
   EMBER_CHECK(grad_output.sizes() == IntList(pooled_sizes(self, n, a.g)), Runtime, op, ": grad_output of size ",
               sizes_str(grad_output.sizes()), " does not match the pooled size");
   const ScalarType ct = compute_dtype(self.dtype());
-
-  Tensor g = dense(grad_output, ct);
-  Tensor gin = empty_tensor(self.sizes(), ct);
+  const MemoryFormat f = pool_format(self, n);
+  const nk::PoolGeometry geometry = in_format(a.g, self, f);
+  Tensor g = dense_in(grad_output, ct, f);
+  Tensor gin = empty_in(self.sizes(), ct, f);
   if (gin.numel() > 0) {
     PinnedWork work({&g, &gin}, g.numel() * a.g.k[0] * a.g.k[1] * a.g.k[2]);
     visit_float(ct, [&](auto tag) {
       using T = decltype(tag);
-      nk::Kernels<T>::avg_pool_backward(ptr<T>(g), ptr<T>(gin), a.g, a.count_include_pad, a.divisor);
+      nk::Kernels<T>::avg_pool_backward(ptr<T>(g), ptr<T>(gin), geometry, a.count_include_pad, a.divisor);
     });
   }
   return in_layout_of(as_dtype(gin, self.dtype()), self);
@@ -279,7 +310,9 @@ Tensor adaptive_avg_pool(const Tensor& self, int64_t n, IntList output_size) {
   const nk::PoolGeometry g = adaptive_geometry(self, n, output_size, op);
   if (!is_floating(self.dtype())) refuse_dtype(self, n == 2 ? op : "adaptive_avg_pool3d_cpu");
   return pooled(self, n, g, nullptr, self.numel(),
-                [&](auto* x, auto* y, int64_t*, auto kernels) { kernels.adaptive_avg_pool(x, y, g); });
+                [&](auto* x, auto* y, int64_t*, auto kernels, const nk::PoolGeometry& pg) {
+                  kernels.adaptive_avg_pool(x, y, pg);
+                }, n == 2);
 }
 
 Tensor adaptive_avg_pool_backward(const Tensor& grad_output, const Tensor& self, int64_t n) {
@@ -294,13 +327,15 @@ Tensor adaptive_avg_pool_backward(const Tensor& grad_output, const Tensor& self,
       adaptive_geometry(self, n, IntList(grad_output.sizes().data() + nd - n, size_t(n)),
                         n == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d");
   const ScalarType ct = compute_dtype(self.dtype());
-  Tensor go = dense(grad_output, ct);
-  Tensor gin = empty_tensor(self.sizes(), ct);
+  const MemoryFormat f = pool_format(self, n);
+  const nk::PoolGeometry geometry = in_format(g, self, f);
+  Tensor go = dense_in(grad_output, ct, f);
+  Tensor gin = empty_in(self.sizes(), ct, f);
   if (gin.numel() > 0) {
     PinnedWork work({&go, &gin}, gin.numel());
     visit_float(ct, [&](auto tag) {
       using T = decltype(tag);
-      nk::Kernels<T>::adaptive_avg_pool_backward(ptr<T>(go), ptr<T>(gin), g);
+      nk::Kernels<T>::adaptive_avg_pool_backward(ptr<T>(go), ptr<T>(gin), geometry);
     });
   }
   return in_layout_of(as_dtype(gin, self.dtype()), self);
@@ -316,7 +351,9 @@ std::tuple<Tensor, Tensor> adaptive_max_pool(const Tensor& self, int64_t n, IntL
   if (!is_floating(self.dtype())) refuse_dtype(self, n == 2 ? op : "adaptive_max_pool3d_cpu");
   Tensor idx;
   Tensor out = pooled(self, n, g, &idx, self.numel(),
-                      [&](auto* x, auto* y, int64_t* i, auto kernels) { kernels.adaptive_max_pool(x, y, i, g); });
+                      [&](auto* x, auto* y, int64_t* i, auto kernels, const nk::PoolGeometry& pg) {
+                        kernels.adaptive_max_pool(x, y, i, pg);
+                      }, n == 2);
   return {out, idx};
 }
 
