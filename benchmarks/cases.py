@@ -385,6 +385,20 @@ def conv2d_fwd_bwd(format_name):
 MLP_BATCH = 64
 
 
+def max_pool_fwd_bwd(format_name):
+    """max_pool2d 3x3 stride 2 (a ResNet stem's) forward + backward, in a memory format."""
+    def setup(torch):
+        x = torch.linspace(-1, 1, 8 * 64 * 112 * 112).reshape(8, 64, 112, 112).sin()
+        x = x.to(memory_format=getattr(torch, format_name)).requires_grad_()
+        g = torch.ones(8, 64, 56, 56).to(memory_format=getattr(torch, format_name))
+
+        def step():
+            x.grad = None
+            torch.nn.functional.max_pool2d(x, 3, 2, 1).backward(g)
+        return step
+    return setup
+
+
 # forward-mode AD (issue 16): a Jacobian-vector product through a tanh MLP, and a forward
 # Jacobian of a small function (one jvp per input element)
 def mlp_jvp(torch):
@@ -511,6 +525,8 @@ CASES: list[Case] = [
          flops=CONV_CL_FLOPS),
     Case("conv2d fwd+bwd 8x64x56² 3x3 float32 channels_last", torch=conv2d_fwd_bwd("channels_last"),
          flops=CONV_CL_FLOPS),
+    Case("max_pool2d fwd+bwd 8x64x112² 3x3/2 float32 contiguous", torch=max_pool_fwd_bwd("contiguous_format")),
+    Case("max_pool2d fwd+bwd 8x64x112² 3x3/2 float32 channels_last", torch=max_pool_fwd_bwd("channels_last")),
     Case("func.jvp through a 3-layer tanh MLP 256 wide (batch 64)", torch=mlp_jvp),
     Case("func.jacfwd of softmax(W sin x), 16 inputs", torch=small_jacfwd),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
