@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include "autograd/engine.h"
 #include "autograd/formulas.h"
+#include "autograd/record.h"
 
 namespace ember::autograd::forward {
 namespace {
@@ -105,8 +106,10 @@ void give_tangent(const Tensor& t, Tensor value, bool in_place) {
     store(t, value);
     m = meta(t);
   }
-  // the node that made t may have saved t before it had this tangent
-  if (m->grad_fn) m->grad_fn->save_output_tangent(m->output_nr, m->fw_grad, m->fw_level);
+  // The node that made t may have saved t before it had this tangent. It keeps the values
+  // only: the tangent's own history may read t, whose record points at the node (a cycle
+  // nothing would break).
+  if (m->grad_fn) m->grad_fn->save_output_tangent(m->output_nr, detach(m->fw_grad), m->fw_level);
 }
 
 void give_tangents(const std::vector<Tensor>& ts, const std::vector<Tensor>& values) {
