@@ -389,7 +389,7 @@ def _hooked(op: Op, sig: str, check: str, call: str) -> str:
     a = _call_args(op)
     run = (f"forward::any_tangent({check}) ? fw_{op.cpp_name}({a}) : "
            f"needs_record({check}) ? record_{op.cpp_name}({a}) : {call}")
-    return (f"[[gnu::noinline]] static {hooked_sig} {{\n"
+    return (f"[[gnu::noinline, gnu::cold]] static {hooked_sig} {{\n"
             f"  if (!trace::active()) return {run};\n"
             f"  trace::Scope scope;\n"
             f"  {ret} result = {run};\n"
@@ -422,7 +422,7 @@ def _forward(op: Op, d: Derivative | None, cls: str | None, info: dict, sig: str
             lines.append(f"  if (!{returns_self})\n    for (const Tensor& r : {outs})\n"
                          f"      if (r.defined() && differentiable_dtype(r.dtype())) forward::fail_unsupported(\"{s.name}\");")
         lines.append("  return result;")
-        return f"[[gnu::noinline]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
+        return f"[[gnu::noinline, gnu::cold]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
     by_arg = _by_arg(d)
     diff = [t for t in tensors if t.name in by_arg]
     has_lists = any(t.type.is_list for t in diff)
@@ -466,7 +466,7 @@ def _forward(op: Op, d: Derivative | None, cls: str | None, info: dict, sig: str
                 for i in range(len(s.returns)):
                     lines.append(f"  forward::give_tangent(std::get<{i}>(result), std::get<{i}>(tangent), false);")
         lines.append("  return result;")
-        return f"[[gnu::noinline]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
+        return f"[[gnu::noinline, gnu::cold]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
     if rule == "element_wise":
         exprs = [e for _, e in d.formulas]
         self_name = tensors[0].name
@@ -496,7 +496,7 @@ def _forward(op: Op, d: Derivative | None, cls: str | None, info: dict, sig: str
         body.append("  forward::give_tangent(result, tangent, inplace);")
         lines.append("  {\n" + "\n".join("  " + l for b in body for l in b.split("\n")) + "\n  }")
         lines.append("  return result;")
-        return f"[[gnu::noinline]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
+        return f"[[gnu::noinline, gnu::cold]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
     # the default rule: transpose the node
     diff_names = ", ".join(t.name for t in diff)
     lines.append(f"  Ref<{cls}> node = make_ref<{cls}>();")
@@ -508,7 +508,7 @@ def _forward(op: Op, d: Derivative | None, cls: str | None, info: dict, sig: str
     lines += [l.replace(", true);", ", false);") for l in info["out_saves"]]
     lines.append("  forward::transpose(*node, trace::outputs(result), input_tangents, inplace);")
     lines.append("  return result;")
-    return f"[[gnu::noinline]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
+    return f"[[gnu::noinline, gnu::cold]] static {fw_sig} {{\n" + "\n".join(lines) + "\n}"
 
 
 def emit(model: Model) -> dict[str, str]:
