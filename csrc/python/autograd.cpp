@@ -977,18 +977,20 @@ PyTypeObject* node_type(const std::string& name) {
   if (it != types.end()) return reinterpret_cast<PyTypeObject*>(it->second);
   it = types.emplace(name, nullptr).first;
   static std::unordered_map<std::string, std::string> spec_names;  // tp_name points into these
-  const std::string& spec_name = spec_names.emplace(name, name).first->second;
+  static constexpr const char* kModule = "builtins.";
+  const std::string& spec_name = spec_names.emplace(name, kModule + name).first->second;
   PyType_Slot slots[] = {{0, nullptr}};
   PyType_Spec spec = {spec_name.c_str(), 0, 0, Py_TPFLAGS_DEFAULT, slots};
   Owned bases(PyTuple_Pack(1, reinterpret_cast<PyObject*>(&NodeType)));
   PyObject* type = bases ? PyType_FromSpecWithBases(&spec, bases.get()) : nullptr;
-  // __module__ 'builtins', as torch's node classes: their repr is <class 'AddBackward0'>
-  static PyObject* builtins = PyUnicode_InternFromString("builtins");
-  if (!type || !builtins || PyObject_SetAttrString(type, "__module__", builtins) < 0) {
-    Py_XDECREF(type);
+  if (!type) {
     types.erase(it);
     return nullptr;
   }
+  // __module__ 'builtins' (from the spec's name, which a dotless name would lack, with a
+  // DeprecationWarning); the repr of a builtins class prints tp_name, which must then be
+  // the bare name, as torch's <class 'AddBackward0'>. spec_names outlives the type.
+  reinterpret_cast<PyTypeObject*>(type)->tp_name = spec_name.c_str() + std::strlen(kModule);
   it->second = type;
   return reinterpret_cast<PyTypeObject*>(type);
 }
