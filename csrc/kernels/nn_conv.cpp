@@ -117,54 +117,49 @@ void col2im(const T* cols, T* image, const ConvGeometry& g, int64_t p0, int64_t 
   }
 }
 
-// Channels last: cols[p - p0][((t * kh + i) * kw + j) * channels + c] = image[oz * sd - pd +
-// t * dd][oy * sh - ph + i * dh][ox * sw - pw + j * dw][coff + c] (0 outside), the image
-// (D, H, W, ctot) with its group's channels at coff; one contiguous run per kernel tap.
-template <class T>
-void im2col_nhwc(const T* image, T* cols, const ConvGeometry& g, int64_t ctot, int64_t coff, int64_t p0,
-                 int64_t p1) {
-  const int64_t K = g.kd * g.kh * g.kw * g.channels, plane = g.out_h * g.out_w;
+// Channels last: the column matrix of positions [p0, p1) has a row per position of
+// ((t * kh + i) * kw + j) * channels + c entries, image[oz * sd - pd + t * dd][oy * sh - ph +
+// i * dh][ox * sw - pw + j * dw][coff + c] (0 outside), the image (D, H, W, ctot) with its
+// group's channels at coff: one contiguous run of channels per kernel tap. Calls
+// f(run, offset) for each run in order, offset the image element of its first channel or
+// -1 in the padding.
+template <class F>
+void for_tap_runs(const ConvGeometry& g, int64_t ctot, int64_t coff, int64_t p0, int64_t p1, F&& f) {
+  const int64_t plane = g.out_h * g.out_w;
+  int64_t run = 0;
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t oz = p / plane, oy = (p % plane) / g.out_w, ox = p % g.out_w;
-    T* dst = cols + (p - p0) * K;
     for (int64_t t = 0; t < g.kd; ++t) {
       const int64_t iz = oz * g.sd - g.pd + t * g.dd;
       for (int64_t i = 0; i < g.kh; ++i) {
         const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-        for (int64_t j = 0; j < g.kw; ++j, dst += g.channels) {
+        for (int64_t j = 0; j < g.kw; ++j, ++run) {
           const int64_t ix = ox * g.sw - g.pw + j * g.dw;
-          if (iz < 0 || iz >= g.depth || iy < 0 || iy >= g.height || ix < 0 || ix >= g.width) {
-            std::memset(dst, 0, sizeof(T) * g.channels);
-          } else {
-            std::memcpy(dst, image + ((iz * g.height + iy) * g.width + ix) * ctot + coff, sizeof(T) * g.channels);
-          }
+          const bool outside = iz < 0 || iz >= g.depth || iy < 0 || iy >= g.height || ix < 0 || ix >= g.width;
+          f(run * g.channels, outside ? -1 : ((iz * g.height + iy) * g.width + ix) * ctot + coff);
         }
       }
     }
   }
 }
 
+template <class T>
+void im2col_nhwc(const T* image, T* cols, const ConvGeometry& g, int64_t ctot, int64_t coff, int64_t p0,
+                 int64_t p1) {
+  for_tap_runs(g, ctot, coff, p0, p1, [&](int64_t run, int64_t at) {
+    if (at < 0) std::memset(cols + run, 0, sizeof(T) * g.channels);
+    else std::memcpy(cols + run, image + at, sizeof(T) * g.channels);
+  });
+}
+
 // Its adjoint: image += cols scattered back (image zeroed by the caller).
 template <class T>
 void col2im_nhwc(const T* cols, T* image, const ConvGeometry& g, int64_t ctot, int64_t coff, int64_t p0,
                  int64_t p1) {
-  const int64_t K = g.kd * g.kh * g.kw * g.channels, plane = g.out_h * g.out_w;
-  for (int64_t p = p0; p < p1; ++p) {
-    const int64_t oz = p / plane, oy = (p % plane) / g.out_w, ox = p % g.out_w;
-    const T* src = cols + (p - p0) * K;
-    for (int64_t t = 0; t < g.kd; ++t) {
-      const int64_t iz = oz * g.sd - g.pd + t * g.dd;
-      for (int64_t i = 0; i < g.kh; ++i) {
-        const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-        for (int64_t j = 0; j < g.kw; ++j, src += g.channels) {
-          const int64_t ix = ox * g.sw - g.pw + j * g.dw;
-          if (iz < 0 || iz >= g.depth || iy < 0 || iy >= g.height || ix < 0 || ix >= g.width) continue;
-          T* dst = image + ((iz * g.height + iy) * g.width + ix) * ctot + coff;
-          for (int64_t c = 0; c < g.channels; ++c) dst[c] += src[c];
-        }
-      }
-    }
-  }
+  for_tap_runs(g, ctot, coff, p0, p1, [&](int64_t run, int64_t at) {
+    if (at < 0) return;
+    for (int64_t c = 0; c < g.channels; ++c) image[at + c] += cols[run + c];
+  });
 }
 
 // C (m x n, ldc) = op(A) op(B) + beta C (beta 0 or 1), row-major, by plain loops, for the
