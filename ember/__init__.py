@@ -37,6 +37,7 @@ from ._finfo import finfo, iinfo
 from ._tensor import Tensor
 from ._functional import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, diff
 from ._tensor_str import set_printoptions
+from . import _complex
 from .storage import TypedStorage, UntypedStorage
 from . import _legacy, autograd, linalg, storage as _storage
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad
@@ -68,6 +69,7 @@ globals().update(_legacy.TENSOR_CLASSES)
 globals().update(_storage.STORAGE_CLASSES)
 del _name
 globals().update(linalg.TOP_LEVEL)
+_complex.install(Tensor, globals())
 norm = linalg._norm
 chain_matmul = linalg._chain_matmul
 
