@@ -103,25 +103,25 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(fn, input, q, dim, keepdim, interpolation, out, ignore_nan):
+def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan):
     if input.dtype not in (_C.float32, _C.float64):
-        raise RuntimeError(f"{fn}() input tensor must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if _is_tensor(q):
         if q.dtype != input.dtype:
-            raise RuntimeError(f"{fn}() q tensor must be same dtype as the input tensor")
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
         if q.dim() > 1:
-            raise RuntimeError(f"{fn}() q must be a scalar or 1D tensor")
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
         if q.numel() and bool(((q < 0) | (q > 1)).any()):
-            raise RuntimeError(f"{fn}() q values must be in the range [0, 1]")
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
         scalar_q, qs = q.dim() == 0, q.detach().reshape(-1)
     else:
         if not 0 <= q <= 1:
-            raise RuntimeError(f"{fn}() q must be in the range [0, 1] but got {q}")
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {_fmt(q)}")
         scalar_q, qs = True, _C.tensor([float(q)], dtype=input.dtype)
     if input.numel() == 0:
-        raise RuntimeError(f"{fn}() input tensor must be non-empty")
+        raise RuntimeError("quantile() input tensor must be non-empty")
     if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{fn}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")
     if dim is None:
         values = input.reshape(-1)
@@ -168,7 +168,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     >>> ember.quantile(ember.tensor([1., 2., 3., 4.]), 0.5).item()
     2.5
     """
-    return _quantile("quantile", input, q, dim, keepdim, interpolation, out, False)
+    return _quantile(input, q, dim, keepdim, interpolation, out, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
@@ -177,7 +177,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     >>> ember.nanquantile(ember.tensor([1., float('nan'), 3.]), 0.5).item()
     2.0
     """
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, out, True)
+    return _quantile(input, q, dim, keepdim, interpolation, out, True)
 
 
 # ---- covariance ----
@@ -347,8 +347,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """
     if input.dtype not in (_C.float32, _C.float64):
         raise NotImplementedError(f'"histogramdd" not implemented for \'{_type_name(input.dtype)}\'')
-    if range is not None and len(range) != 2:
-        raise RuntimeError(f"torch.histogram(): range should have 2 elements, but got {len(range)}")
     hist, edges = _histogramdd_impl("torch.histogram()", input.reshape(-1, 1), [bins], range,
                                     None if weight is None else weight.reshape(-1), density)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
@@ -371,7 +369,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     bins = list(bins)
     if len(bins) != dims:
         raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
-    hist, edges = _histogramdd_impl("torch.histogramdd()", input, bins, range, weight, density)
+    hist, edges = _histogramdd_impl("torch.histogram()", input, bins, range, weight, density)
     return _histogramdd((hist, tuple(edges)))
 
 
@@ -847,8 +845,10 @@ def _gradient_along(f, d, h, edge_order):
 
 
 def _trapezoid_parts(fn, y, x, dx, dim):
-    n = y.shape[dim]  # IndexError for a 0-d y, as torch's
+    if y.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, y.dim())
+    n = y.shape[d]
     if x is not None:
         if x.dim() == 1:
             if x.shape[0] != n:

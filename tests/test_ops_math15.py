@@ -411,3 +411,105 @@ def test_signal_windows(fn):
                 lambda lib: lib.signal.windows.general_cosine(4, a=3)]:
         check(bad)
     assert w.hann(3, requires_grad=True).requires_grad
+
+
+def F(lib):
+    return T(lib, [1.0, 2.0, 3.0])
+
+
+ERROR_CASES = {
+ "isin bool": lambda lib: lib.isin(T(lib,[True],"bool"), T(lib,[True],"bool")),
+ "q int": lambda lib: lib.quantile(T(lib,[1,2],"int64"), 0.5),
+ "q dtype": lambda lib: lib.quantile(F(lib), T(lib,[0.5],"float64")),
+ "q range": lambda lib: lib.quantile(F(lib), 1.5),
+ "q trange": lambda lib: lib.quantile(F(lib), T(lib,[1.5])),
+ "q 2d": lambda lib: lib.quantile(F(lib), T(lib,[[0.5]])),
+ "q empty": lambda lib: lib.nanquantile(lib.empty(0), 0.5),
+ "q interp": lambda lib: lib.quantile(F(lib), 0.5, interpolation='x'),
+ "q dim": lambda lib: lib.quantile(F(lib), 0.5, dim=3),
+ "cov 3d": lambda lib: lib.cov(lib.ones(2,2,2)),
+ "cov bool": lambda lib: lib.cov(T(lib,[True],"bool")),
+ "cov fw": lambda lib: lib.cov(F(lib), fweights=F(lib)),
+ "cov fw2": lambda lib: lib.cov(F(lib), fweights=lib.ones(1,3).long()),
+ "cov fwn": lambda lib: lib.cov(F(lib), fweights=T(lib,[1,2],"int64")),
+ "cov fwneg": lambda lib: lib.cov(F(lib), fweights=T(lib,[1,-2,1],"int64")),
+ "cov aw": lambda lib: lib.cov(F(lib), aweights=T(lib,[1,2,1],"int64")),
+ "cov awneg": lambda lib: lib.cov(F(lib), aweights=T(lib,[1,-2,1])),
+ "h int": lambda lib: lib.histogram(T(lib,[1,2],"int64"), 2),
+ "h bins0": lambda lib: lib.histogram(F(lib), 0),
+ "h range": lambda lib: lib.histogram(F(lib), 2, range=(2.,1.)),
+ "h rangeinf": lambda lib: lib.histogram(F(lib), 2, range=(0.,INF)),
+ "h nan": lambda lib: lib.histogram(T(lib,[1.,NAN]), 2),
+ "h bdtype": lambda lib: lib.histogram(F(lib), T(lib,[0.,1.],"float64")),
+ "h b2d": lambda lib: lib.histogram(F(lib), lib.ones(2,2)),
+ "h wshape": lambda lib: lib.histogram(F(lib), 2, weight=lib.ones(2)),
+ "h wdtype": lambda lib: lib.histogram(F(lib), 2, weight=lib.ones(3,dtype=lib.float64)),
+ "h range3": lambda lib: lib.histogram(F(lib), 2, range=(0.,1.,2.)),
+ "hdd 1d": lambda lib: lib.histogramdd(F(lib), 2),
+ "hdd bins": lambda lib: lib.histogramdd(lib.ones(3,2), [2,2,2]),
+ "hdd range": lambda lib: lib.histogramdd(lib.ones(3,2), 2, range=[0.,1.]),
+ "hdd bins0": lambda lib: lib.histogramdd(lib.ones(3,2), [2,0]),
+ "gcd f": lambda lib: lib.gcd(F(lib), F(lib)),
+ "gcd s": lambda lib: lib.gcd(F(lib), 2),
+ "lcm_ bc": lambda lib: T(lib,[3],"int64").lcm_(T(lib,[[3],[4]],"int64")),
+ "heav dt": lambda lib: lib.heaviside(F(lib), T(lib,[1],"int64")),
+ "heav s": lambda lib: lib.heaviside(F(lib), 0.5),
+ "frexp": lambda lib: lib.frexp(T(lib,[1],"int64")),
+ "ldexp_": lambda lib: T(lib,[1],"int64").ldexp_(T(lib,[1],"int64")),
+ "ldexp s": lambda lib: lib.ldexp(F(lib), 2),
+ "nexta": lambda lib: lib.nextafter(T(lib,[1],"int64"), T(lib,[1],"int64")),
+ "d2r_": lambda lib: T(lib,[1],"int64").deg2rad_(),
+ "sinc_": lambda lib: T(lib,[1],"int64").sinc_(),
+ "dist int": lambda lib: lib.dist(T(lib,[1],"int64"), T(lib,[1],"int64")),
+ "renorm 1d": lambda lib: lib.renorm(F(lib), 2, 0, 1.),
+ "renorm int": lambda lib: lib.renorm(T(lib,[[1]],"int64"), 2, 0, 1.),
+ "renorm p": lambda lib: lib.renorm(lib.ones(2,2), 0, 0, 1.),
+ "renorm m": lambda lib: lib.renorm(lib.ones(2,2), 2, 0, -1.),
+ "renorm d": lambda lib: lib.renorm(lib.ones(2,2), 2, 4, 1.),
+ "put idx": lambda lib: F(lib).put_(T(lib,[0],"int32"), T(lib,[1.])),
+ "put oob": lambda lib: F(lib).put_(T(lib,[5],"int64"), T(lib,[1.])),
+ "put n": lambda lib: F(lib).put_(T(lib,[0,1],"int64"), T(lib,[1.])),
+ "put dt": lambda lib: F(lib).put_(T(lib,[0],"int64"), T(lib,[1.],"float64")),
+ "ir r": lambda lib: F(lib).index_reduce(0, T(lib,[0],"int64"), T(lib,[1.]), "sum"),
+ "ir i": lambda lib: F(lib).index_reduce(0, T(lib,[0.]), T(lib,[1.]), "prod"),
+ "ir i2": lambda lib: F(lib).index_reduce(0, T(lib,[[0]],"int64"), T(lib,[1.]), "prod"),
+ "ir dt": lambda lib: F(lib).index_reduce(0, T(lib,[0],"int64"), T(lib,[1.],"float64"), "prod"),
+ "ir oob": lambda lib: F(lib).index_reduce(0, T(lib,[5],"int64"), T(lib,[1.]), "prod"),
+ "ir n": lambda lib: F(lib).index_reduce(0, T(lib,[0,1],"int64"), T(lib,[1.]), "prod"),
+ "ir sd": lambda lib: lib.ones(2,3).index_reduce(1, T(lib,[0],"int64"), lib.ones(1), "prod"),
+ "ir ss": lambda lib: lib.ones(2,3).index_reduce(1, T(lib,[0],"int64"), lib.ones(3,1), "prod"),
+ "g eo": lambda lib: lib.gradient(F(lib), edge_order=3),
+ "g small": lambda lib: lib.gradient(T(lib,[1.])),
+ "g sp": lambda lib: lib.gradient(F(lib), spacing=[1.,2.]),
+ "g spd": lambda lib: lib.gradient(lib.ones(3,3), spacing=[1.,2.,3.], dim=[0,1]),
+ "g dup": lambda lib: lib.gradient(lib.ones(3,3), dim=[0,0]),
+ "t 0d": lambda lib: lib.trapezoid(lib.tensor(1.)),
+ "t x": lambda lib: lib.trapezoid(F(lib), T(lib,[1.,2.])),
+ "ct x": lambda lib: lib.cumulative_trapezoid(F(lib), T(lib,[1.,2.])),
+ "w n": lambda lib: lib.kaiser_window(-2),
+ "s dt": lambda lib: lib.signal.windows.hann(3, dtype=lib.int64),
+ "s dt16": lambda lib: lib.signal.windows.kaiser(3, dtype=lib.float16),
+ "s n": lambda lib: lib.signal.windows.gaussian(-1),
+ "s c": lambda lib: lib.signal.windows.exponential(3, center=1.),
+ "s tau": lambda lib: lib.signal.windows.exponential(3, tau=-1.),
+ "s std": lambda lib: lib.signal.windows.gaussian(3, std=0.),
+ "s beta": lambda lib: lib.signal.windows.kaiser(3, beta=-1.),
+ "s a": lambda lib: lib.signal.windows.general_cosine(3, a=3),
+ "s a0": lambda lib: lib.signal.windows.general_cosine(3, a=[]),
+}
+
+
+def test_error_messages():
+    """ember raises torch's exception type with torch's message (where torch names itself,
+    ember does too, as `import ember as torch` runs torch programs; dtypes print as ember's)."""
+    def one(name):
+        fn = ERROR_CASES[name]
+        with pytest.raises(Exception) as expected:
+            fn(torch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(type(expected.value)) as got:
+                fn(ember)
+        assert str(got.value).split("\n")[0] == str(expected.value).split("\n")[0].replace("got: torch.", "got: ember.")
+
+    each([(name,) for name in ERROR_CASES], one)
