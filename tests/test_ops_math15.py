@@ -335,6 +335,19 @@ def test_index_reduce():
         check(bad)
     for r in ("prod", "mean", "amax", "amin"):
         gradcheck_both(lambda lib, a, s: a.index_reduce(0, lib.tensor([2, 0, 2]), s, r), (4, 2), (3, 2))
+    gradcheck_both(lambda lib, a, s: a.index_reduce(0, lib.tensor([2, 0, 2]), s, "prod", include_self=False),
+                   (4, 2), (3, 2))
+
+    def prod_grads(lib, include_self):  # zero factors: one in a slot, two in a slot, one from self
+        a = T(lib, [[0.0, 2.0], [3.0, 0.0], [5.0, 1.5]], "float64").requires_grad_()
+        s = T(lib, [[2.0, 0.0], [0.0, 4.0], [0.0, -1.0], [7.0, 0.5]], "float64").requires_grad_()
+        out = a.index_reduce(0, T(lib, [0, 0, 1, 2], "int64"), s, "prod", include_self=include_self)
+        (out * T(lib, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], "float64")).sum().backward()
+        return out, a.grad, s.grad
+
+    each([(True,), (False,)], lambda inc: check(lambda lib: prod_grads(lib, inc)))
+    check(lambda lib: lib.ones(3, requires_grad=True).clone().index_reduce_(
+        0, T(lib, [0, 0], "int64"), T(lib, [2.0, 3.0]), "prod"))
 
 
 def test_gradient():
