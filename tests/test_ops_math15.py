@@ -526,3 +526,23 @@ def test_error_messages():
         assert str(got.value).split("\n")[0] == str(expected.value).split("\n")[0].replace("got: torch.", "got: ember.")
 
     each([(name,) for name in ERROR_CASES], one)
+
+
+def test_empty_inputs_and_out():
+    empty = lambda lib: lib.empty(0, 3)  # noqa: E731
+    each([
+        (lambda lib: lib.heaviside(empty(lib), lib.ones(3)),),
+        (lambda lib: tuple(lib.frexp(empty(lib))),),
+        (lambda lib: lib.ldexp(empty(lib), lib.ones(3, dtype=lib.int64)),),
+        (lambda lib: lib.nextafter(empty(lib), lib.ones(1)),),
+        (lambda lib: lib.isin(empty(lib), lib.ones(3)),),
+        (lambda lib: lib.gradient(lib.empty(0, 3), dim=1),),
+        (lambda lib: lib.cumulative_trapezoid(lib.empty(0, 3), dim=1),),
+        (lambda lib: lib.trapezoid(lib.empty(0, 3), dim=1),),
+        (lambda lib: lib.index_reduce(lib.ones(2, 3), 0, lib.empty(0, dtype=lib.int64), empty(lib), "amax"),),
+        (lambda lib: lib.isin(T(lib, [1, 2, 3]), T(lib, [2]), out=lib.empty(0, dtype=lib.bool)),),
+        (lambda lib: lib.gcd(T(lib, [4, 6]), T(lib, [6]), out=lib.empty(2, dtype=lib.int64)),),
+        (lambda lib: lib.nextafter(T(lib, [1.0]), T(lib, [2.0]), out=lib.empty(1)),),
+        (lambda lib: lib.heaviside(T(lib, [0.0, 1.0]), T(lib, [0.5]), out=lib.empty(2)),),
+        (lambda lib: lib.deg2rad(T(lib, [90, 180], "int64"), out=lib.empty(2, dtype=lib.int64)),),
+    ], lambda fn: check(fn, tol=1e-6))
