@@ -61,6 +61,38 @@ def _inplace(self, result):
     return self.copy_(result)
 
 
+class _NotDifferentiable(Function):
+    """Passes a result through; backward raises torch's error for an op without a derivative."""
+
+    @staticmethod
+    def forward(ctx, name, result, *inputs):
+        ctx.name = name
+        return result.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(f"derivative for aten::{ctx.name} is not implemented")
+
+
+class _GradientToSecond(Function):
+    """Returns its first argument; the gradient goes to the second (nextafter's convention)."""
+
+    @staticmethod
+    def forward(ctx, result, source):
+        return result.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad
+
+
+def _not_differentiable(name, result, *inputs):
+    """result, recorded (as torch records it) as an op whose backward raises when any input requires grad."""
+    if grad_mode.is_grad_enabled() and any(t.requires_grad for t in inputs if _is_tensor(t)):
+        return _NotDifferentiable.apply(name, result, *[t for t in inputs if _is_tensor(t)])
+    return result
+
+
 def _wrap_dim(dim, ndim):
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -351,7 +383,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
                                     None if weight is None else weight.reshape(-1), density)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise RuntimeError("torch.histogram(): weight should have the same shape as input")
-    return _named(_histogram, (hist, edges[0]), out)
+    return _named(_histogram, (_not_differentiable("histogram", hist, input, weight), edges[0]), out)
 
 
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
@@ -447,7 +479,7 @@ def heaviside(input, values, *, out=None):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     x, v = input.detach(), values.detach()
-    return _out(_C.where(x == 0, v, (x > 0).to(x.dtype)), out)
+    return _out(_not_differentiable("heaviside", _C.where(x == 0, v, (x > 0).to(x.dtype)), input, values), out)
 
 
 def heaviside_(input, values):
@@ -517,6 +549,7 @@ def nextafter(input, other, *, out=None):
     common = _C.promote_types(input.dtype, other.dtype)
     if common not in _FLOATING:
         raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{_type_name(common)}\'')
+    moving = broadcast_tensors(input.to(common), other)[0]  # the gradient passes to input unchanged, as torch's
     x, y = broadcast_tensors(input.detach().to(common), other.detach().to(common))
     x = x.contiguous()
     int_type = _SAME_WIDTH_INT[common]
@@ -527,6 +560,8 @@ def nextafter(input, other, *, out=None):
     result = _C.where(x == 0, _C.copysign(smallest, y), stepped)
     result = _C.where(x == y, y, result)
     result = _C.where(x.isnan() | y.isnan(), x + y, result)
+    if moving.requires_grad and grad_mode.is_grad_enabled():
+        result = _GradientToSecond.apply(result, moving)
     return _out(result, out)
 
 

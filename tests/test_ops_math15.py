@@ -546,3 +546,25 @@ def test_empty_inputs_and_out():
         (lambda lib: lib.heaviside(T(lib, [0.0, 1.0]), T(lib, [0.5]), out=lib.empty(2)),),
         (lambda lib: lib.deg2rad(T(lib, [90, 180], "int64"), out=lib.empty(2, dtype=lib.int64)),),
     ], lambda fn: check(fn, tol=1e-6))
+
+
+def test_autograd_conventions():
+    """torch records heaviside and histogram with a backward that raises; nextafter passes
+    the gradient to input unchanged; the exponent of frexp and isin have none."""
+    for fn in (lambda lib, x: lib.heaviside(x, lib.tensor([0.5])), lambda lib, x: lib.histogram(x, 2).hist):
+        for lib in (torch, ember):
+            x = lib.tensor([1.0, 0.0, -1.0], requires_grad=True)
+            y = fn(lib, x)
+            assert y.requires_grad
+            with pytest.raises(RuntimeError, match="derivative for aten::.* is not implemented"):
+                y.sum().backward()
+
+    def nextafter_grad(lib):
+        x = lib.tensor([1.0, INF, 0.0, NAN], requires_grad=True)
+        y = lib.nextafter(x, lib.tensor([2.0]))
+        (y * lib.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        return y.detach(), x.grad
+
+    check(nextafter_grad)
+    x = ember.tensor([1.0, 3.0], requires_grad=True)
+    assert not ember.frexp(x).exponent.requires_grad and not ember.isin(x, x).requires_grad
