@@ -257,6 +257,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         mean = x.sum(1) / w_sum
     else:
         w_sum = w.sum()
+        if float(w_sum) == 0:
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
         mean = (x * w).sum(1) / w_sum
     if w is None or correction == 0:
         norm = w_sum - correction

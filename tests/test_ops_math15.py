@@ -448,6 +448,7 @@ ERROR_CASES = {
  "cov fwneg": lambda lib: lib.cov(F(lib), fweights=T(lib,[1,-2,1],"int64")),
  "cov aw": lambda lib: lib.cov(F(lib), aweights=T(lib,[1,2,1],"int64")),
  "cov awneg": lambda lib: lib.cov(F(lib), aweights=T(lib,[1,-2,1])),
+ "cov w0": lambda lib: lib.cov(F(lib), fweights=T(lib,[0,0,0],"int64")),
  "h int": lambda lib: lib.histogram(T(lib,[1,2],"int64"), 2),
  "h bins0": lambda lib: lib.histogram(F(lib), 0),
  "h range": lambda lib: lib.histogram(F(lib), 2, range=(2.,1.)),
