@@ -71,6 +71,8 @@ del _name
 globals().update(linalg.TOP_LEVEL)
 _complex.install(Tensor, globals())
 norm = linalg._norm
+from . import _ops_math  # noqa: E402  (isin, quantile, cov, histogram, gcd, windows, ...: composed ops)
+globals().update(_ops_math.TOP_LEVEL)
 chain_matmul = linalg._chain_matmul
 
 
@@ -202,8 +204,8 @@ from . import __config__  # noqa: E402
 
 # ---- parts imported on first use, so that `import ember` stays fast ----
 _LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions", "func",
-                           "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "sparse",
-                           "utils"})
+                           "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "signal",
+                           "sparse", "utils"})
 _LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it
     "serialization": ("save", "load"),
     "_compile": ("compile",),

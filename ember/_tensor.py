@@ -346,3 +346,14 @@ def _add_linalg_methods():
 
 
 _add_linalg_methods()
+
+
+def _add_math_methods():
+    """quantile(), cov(), histogram(), gcd(), frexp(), put_(), index_reduce(), ...: ember/_ops_math.py's."""
+    from ._ops_math import METHODS
+
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+
+
+_add_math_methods()
