@@ -634,3 +634,14 @@ def _chain_matmul(*matrices, out=None):
 # name -> function for ember's namespace and (with the same argument order) Tensor methods
 TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_tuple, "logdet": _logdet, "pinverse": _pinverse,
              "matrix_power": matrix_power}
+
+# matmul, diagonal, vecdot, vander: compositions kept with torch's other shape names
+from ._ops_shape import LINALG as _SHAPE_NAMES  # noqa: E402
+
+globals().update(_SHAPE_NAMES)
+
+
+def __getattr__(name):
+    from ._ops_shape import missing_attribute
+
+    raise missing_attribute(__name__, name, "torch.linalg")  # says so when torch has the name
