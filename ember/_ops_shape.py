@@ -34,7 +34,8 @@ def _into(out, result):
     """out= for a function computed apart (torch's rules: see linalg._into)."""
     from .linalg import _into as into
 
-    return into(out, result, lambda want, got: f"Expected out tensor to have dtype {want}, but got {got} instead")
+    return into(out, result, lambda want, got: f"Expected out tensor to have dtype {_legacy_name(want, True)}, but got "
+                                               f"{_legacy_name(got, True)} instead")
 
 
 def _copy_fn(name, view):
@@ -43,11 +44,12 @@ def _copy_fn(name, view):
     def fn(input, *args, out=None, **kwargs):
         result = view(input, *args, **kwargs)
         if isinstance(result, (tuple, list)):
-            results = [r.clone(memory_format=_contiguous()) for r in result]
+            results = tuple(r.clone(memory_format=_contiguous()) for r in result)
             if out is None:
                 return results
             if len(out) != len(results):
-                raise RuntimeError(f"{name}_copy(): expected {len(results)} tensors in out, got {len(out)}")
+                raise RuntimeError(f"{name}_copy_Tensor_out() expected an out= argument of size {len(results)}, "
+                                   f"got size {len(out)}")
             for o, r in zip(out, results):
                 _into(o, r)
             return None
@@ -120,7 +122,7 @@ def unravel_index(indices, shape):
     tuple of tensors, one per dim. Negative indices count from the end.
 
     >>> [c.tolist() for c in ember.unravel_index(ember.tensor([5, 1]), (2, 3))]
-    [[1, 1], [2, 1]]
+    [[1, 0], [2, 1]]
     """
     if not isinstance(indices, _C.TensorBase):
         raise TypeError(f"expected 'indices' to be a tensor, but got {type(indices).__name__}")
@@ -142,7 +144,7 @@ def unravel_index(indices, shape):
     return tuple(reversed(coords))
 
 
-def column_stack(tensors):
+def column_stack(tensors, *, out=None):
     """Stacks tensors as columns: 0-D and 1-D tensors become (n, 1) columns, then hstack.
 
     >>> ember.column_stack([ember.tensor([1, 2]), ember.tensor([3, 4])]).tolist()
@@ -150,37 +152,57 @@ def column_stack(tensors):
     """
     if len(tensors) == 0:
         raise RuntimeError("column_stack expects a non-empty TensorList")
-    return _C.hstack([t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors])
+    columns = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors]
+    return _C.hstack(columns) if out is None else _C.hstack(columns, out=out)
 
 
 def _split_named(name, dim, min_dims):
-    def fn(input, indices_or_sections):
+    """torch.<name>(input, sections) or (input, indices) and Tensor.<name>, which also takes
+    the indices as separate ints: tensor_split along dim, for an input of >= min_dims dims."""
+    def split(input, arg):
         if input.dim() < min_dims:
-            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor with {input.dim()} dimensions!")
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
+                               f"with {input.dim()} dimensions!")
         d = 0 if (name == "hsplit" and input.dim() == 1) else dim
-        if isinstance(indices_or_sections, int):
+        if isinstance(arg, int) and not isinstance(arg, bool):
             size = input.shape[d]
-            if indices_or_sections == 0 or size % indices_or_sections != 0:
+            if arg == 0 or size % arg != 0:
                 raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
-                                   f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
-        elif isinstance(indices_or_sections, _C.TensorBase) or not isinstance(indices_or_sections, (list, tuple)):
+                                   f"dimension {size} is not divisible by the split_size {arg}!")
+        elif not (isinstance(arg, (list, tuple, _C.Size)) and all(isinstance(i, int) for i in arg)):
             raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
-                            f"{type(indices_or_sections).__name__}), but expected one of: (Tensor input, int "
-                            "sections) or (Tensor input, tuple of ints indices)")
-        return input.tensor_split(indices_or_sections, d)
+                            f"{type(arg).__name__}), but expected one of:\n * (Tensor input, int sections)\n"
+                            " * (Tensor input, tuple of ints indices)")
+        return input.tensor_split(arg if isinstance(arg, int) else list(arg), d)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"Splits input into pieces along dim {dim} (a 1-D input along dim 0)" if name == "hsplit" else
-                  f"Splits input into pieces along dim {dim}") + (
-        ": an int number of equal sections, or a list of indices to split at (see tensor_split).\n\n"
-        f"    >>> [p.shape[{dim}] for p in ember.{name}(ember.ones({', '.join(['2'] * dim + ['4'])}), 2)]\n"
-        "    [2, 2]\n")
-    return fn
+    def picked(args, kwargs, method):
+        given = list(args) + [kwargs.pop(k) for k in ("sections", "indices") if k in kwargs]
+        if kwargs or not given or (len(given) > 1 and not (method and all(isinstance(i, int) for i in given))):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got {len(given)} arguments "
+                            f"{'and ' + ', '.join(kwargs) if kwargs else ''}, but expected one of:\n"
+                            " * (Tensor input, int sections)\n * (Tensor input, tuple of ints indices)")
+        return given[0] if len(given) == 1 else given
+
+    def fn(input, *args, **kwargs):
+        return split(input, picked(args, kwargs, False))
+
+    def method(self, *args, **kwargs):
+        return split(self, picked(args, kwargs, True))
+
+    fn.__name__ = fn.__qualname__ = method.__name__ = method.__qualname__ = name
+    shape = ", ".join("4" if d == dim else "2" for d in range(max(min_dims, 2)))
+    fn.__doc__ = (f"{name}(input, sections) or {name}(input, indices): splits input along dim {dim}"
+                  + (" (a 1-D input along dim 0)" if name == "hsplit" else "")
+                  + " into equal sections, or at the indices (see tensor_split).\n\n"
+                  f"    >>> [p.shape[{dim}] for p in ember.{name}(ember.ones({shape}), 2)]\n"
+                  "    [2, 2]\n")
+    method.__doc__ = f"See ember.{name}; the indices may also be given as separate ints."
+    return fn, method
 
 
-hsplit = _split_named("hsplit", 1, 1)
-vsplit = _split_named("vsplit", 0, 2)
-dsplit = _split_named("dsplit", 2, 3)
+hsplit, _hsplit_method = _split_named("hsplit", 1, 1)
+vsplit, _vsplit_method = _split_named("vsplit", 0, 2)
+dsplit, _dsplit_method = _split_named("dsplit", 2, 3)
 
 
 def ravel(input):
@@ -282,10 +304,14 @@ def _unsqueeze(input, dim):
     return input.unsqueeze(dim)
 
 
-def _view(input, *shape):
-    if len(shape) == 1 and isinstance(shape[0], _C.dtype):
-        return input.view(shape[0])
-    return input.view(*shape)
+def _view(input, size=None, *, dtype=None):
+    """view_copy(input, size) or view_copy(input, dtype)."""
+    if isinstance(size, _C.dtype):
+        size, dtype = None, size
+    if (size is None) == (dtype is None):
+        raise TypeError("view_copy() expects one of (Tensor input, tuple of ints size) or (Tensor input, "
+                        "torch.dtype dtype)")
+    return input.view(dtype) if size is None else input.view(size)
 
 
 def _expand(input, size, *, implicit=False):
@@ -452,10 +478,11 @@ def _has_buffer(obj):
     return True
 
 
-def _legacy_name(dtype):
+def _legacy_name(dtype, cpp=False):
+    """'Float' (cpp: 'float'), as torch's messages name dtypes."""
     from .linalg import _type_name
 
-    return _type_name(dtype)
+    return _type_name(dtype, cpp)
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -647,13 +674,20 @@ def is_signed(input):
     return input.is_signed()
 
 
-def sum_to_size(self, *size):
+def sum_to_size(self, *size, **kwargs):
     """self summed down to size, which self must be expandable from (the reduction that
     undoes a broadcast).
 
     >>> ember.ones(2, 3).sum_to_size(1, 3).tolist()
     [[2.0, 2.0, 2.0]]
     """
+    if "size" in kwargs:
+        if size:
+            raise TypeError("sum_to_size() got multiple values for argument 'size'")
+        size = (kwargs.pop("size"),)
+    if kwargs or not size:
+        raise TypeError(f"sum_to_size() missing 1 required positional arguments: \"size\""
+                        if not kwargs else f"sum_to_size() got an unexpected keyword argument {next(iter(kwargs))!r}")
     size = _dims(size)
     shape = tuple(self.shape)
     lead = len(shape) - len(size)
@@ -846,7 +880,8 @@ FUNCTIONS = {
 
 # Tensor methods: the functions above that torch also has as methods, and the method-only names
 METHODS = {
-    **{name: FUNCTIONS[name] for name in ("hsplit", "vsplit", "dsplit", "ravel", "split_with_sizes", "unsafe_split",
+    "hsplit": _hsplit_method, "vsplit": _vsplit_method, "dsplit": _dsplit_method,
+    **{name: FUNCTIONS[name] for name in ("ravel", "split_with_sizes", "unsafe_split",
                                           "unsafe_chunk", "unsafe_split_with_sizes", "diagonal_scatter",
                                           "select_scatter", "slice_scatter", "as_strided_scatter", "adjoint",
                                           "is_same_size", "is_nonzero", "narrow_copy")},

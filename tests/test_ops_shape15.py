@@ -86,6 +86,8 @@ def test_column_stack():
     check(lambda lib: lib.column_stack([lib.tensor(1), lib.ones(2)]))
     check(lambda lib: lib.column_stack([]))
     check(lambda lib: lib.column_stack([lib.ones(0), lib.ones(0)]))
+    out = ember.empty(0)
+    assert ember.column_stack([ember.ones(2)], out=out) is out and out.shape == (2, 1)
     grads_match(lambda lib, a, b: lib.column_stack([a, b]), (3,), (3, 2), layout="transposed")
 
 
@@ -100,6 +102,20 @@ def test_hvd_split(name):
     with pytest.raises(TypeError):
         getattr(ember, name)(ember.ones(4, 4, 4), ember.tensor([1]))
     grads_match(lambda lib, a: getattr(lib, name)(a, [1]), (2, 2, 2))
+
+
+def test_hvd_split_arguments():
+    check(lambda lib: lib.hsplit(lib.ones(2, 4), sections=2))
+    check(lambda lib: lib.hsplit(lib.ones(2, 4), indices=[1]))
+    check(lambda lib: lib.ones(2, 4).hsplit(1, 2))  # the method takes the indices as ints too
+    check(lambda lib: lib.ones(2, 4, 2).vsplit(indices=(1,)))
+    for bad in (lambda lib: lib.hsplit(lib.ones(2, 4), 1, 2), lambda lib: lib.hsplit(lib.ones(2, 4), [1.5]),
+                lambda lib: lib.hsplit(lib.ones(2, 4), 2.0), lambda lib: lib.ones(2, 4).hsplit(),
+                lambda lib: lib.hsplit(lib.ones(2, 4), indices_or_sections=2)):
+        with pytest.raises(TypeError):
+            bad(torch)
+        with pytest.raises(TypeError):
+            bad(ember)
 
 
 def test_hsplit_messages():
@@ -210,6 +226,15 @@ def test_copies():
     assert ember.unbind_copy(ember.arange(4.0).reshape(2, 2), out=outs) is None
     assert [o.tolist() for o in outs] == [[0.0, 1.0], [2.0, 3.0]]
     assert not ember.detach_copy(ember.ones(2, requires_grad=True)).requires_grad
+    check(lambda lib: lib.view_copy(lib.ones(4), size=(2, 2)))
+    check(lambda lib: lib.view_copy(lib.ones(4), dtype=lib.int32))
+    check(lambda lib: lib.view_copy(lib.ones(4), 2, 2))
+    check(lambda lib: type(lib.split_copy(lib.ones(3), 2)))
+    check(lambda lib: lib.t_copy(lib.ones(2, 3, dtype=lib.float64), out=lib.empty(0, dtype=lib.int32)))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype double, but got int instead"):
+        ember.t_copy(ember.ones(2, 3, dtype=ember.float64), out=ember.empty(0, dtype=ember.int32))
+    check(lambda lib: lib.split_copy(lib.ones(2), 1, out=[lib.empty(0)]))
+    check(lambda lib: lib.split_copy(lib.ones(2), 1, out=(lib.empty(0), lib.empty(0))))
     grads_match(lambda lib, a: lib.permute_copy(a, (1, 0)), (2, 3), layout="transposed")
     grads_match(lambda lib, a: lib.split_copy(a, 2), (3, 2))
     grads_match(lambda lib, a: lib.expand_copy(a, (2, 2, 3)), (1, 3))
@@ -287,6 +312,7 @@ def test_empty_permuted_and_new_empty_strided():
 
 # ---------------------------------------------------------------- H, mH, mT, adjoint
 
+@pytest.mark.filterwarnings("ignore:.*deprecated on 0-D tensors")
 def test_conjugate_transposes():
     for shape in ((2, 3), (4, 2, 3), (3,), (), (0, 2)):
         for layout in ("contiguous", "transposed"):
@@ -372,6 +398,13 @@ def test_sum_to_size():
                         ((), ((),))]:
         for layout in ("contiguous", "transposed"):
             check(lambda lib: arange(lib, *shape, layout=layout).sum_to_size(*size), tol=1e-12)
+    check(lambda lib: lib.ones(2, 3).sum_to_size(size=(1, 3)))
+    check(lambda lib: lib.ones(2, 3).sum_to_size(lib.Size([1, 3])))
+    for bad in (lambda lib: lib.ones(2, 3).sum_to_size(), lambda lib: lib.ones(2, 3).sum_to_size(1, 3, size=(1,))):
+        with pytest.raises(TypeError):
+            bad(torch)
+        with pytest.raises(TypeError):
+            bad(ember)
     with pytest.raises(RuntimeError, match=r"size \{\[2\]\} is not expandable to size \{\[2, 3\]\}."):
         ember.ones(2, 3).sum_to_size(2)
     grads_match(lambda lib, a: a.sum_to_size(1, 3), (4, 2, 3), layout="transposed")
@@ -474,6 +507,14 @@ def test_missing_names():
         assert name in NAMES["torch"] and hasattr(ember, name)
     for name in ("H", "mH", "t_", "sum_to_size", "is_set_to", "new_empty_strided", "hsplit", "narrow_copy"):
         assert name in NAMES["torch.Tensor"] and hasattr(ember.Tensor, name)
+
+
+def test_docstring_examples():
+    import doctest
+
+    from ember import _ops_shape
+
+    assert doctest.testmod(_ops_shape, extraglobs={"ember": ember}).failed == 0
 
 
 def test_names_list_is_not_imported_with_ember():
