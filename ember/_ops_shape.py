@@ -430,9 +430,10 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     return t.requires_grad_() if requires_grad else t
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     """obj as a tensor: sharing memory with a tensor, numpy array, DLPack producer or
-    buffer when dtype and device allow (copy=False: must share, copy=True: never shares).
+    buffer (read as bytes of dtype) when dtype and device allow; copy=False: must share,
+    copy=True: never shares. Conversions of a tensor keep its autograd history.
 
     >>> ember.asarray([1, 2]).tolist()
     [1, 2]
@@ -442,13 +443,21 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     result = None
     if isinstance(obj, _C.TensorBase):
         result = obj
+        if requires_grad is None and obj.requires_grad:
+            import warnings
+
+            warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
+                          "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+                          "warning.", UserWarning, stacklevel=2)
     elif hasattr(obj, "__dlpack__") and not hasattr(obj, "__array_interface__"):
         from .utils.dlpack import from_dlpack
 
         result = from_dlpack(obj)
-    elif type(obj).__module__ == "numpy" and type(obj).__name__ == "ndarray":
-        result = as_tensor(obj)
-    elif _has_buffer(obj) and not isinstance(obj, (int, float, bool, complex)):
+    elif hasattr(obj, "__array_interface__") and type(obj).__module__ == "numpy":
+        import numpy
+
+        result = as_tensor(numpy.asarray(obj))  # arrays and numpy's scalars
+    elif _has_buffer(obj):
         result = frombuffer(obj, dtype=_C.get_default_dtype() if dtype is None else dtype)
         dtype = None
     if result is None:
@@ -456,17 +465,15 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
             raise ValueError("can't alias arbitrary sequence into a tensor.")
         result = _C.tensor(obj, dtype=dtype, device=device)
     else:
-        wanted = result.dtype if dtype is None else dtype
-        if copy is False and wanted != result.dtype:
+        if copy is False and dtype is not None and dtype != result.dtype:
             raise ValueError(f"can't alias tensor with dtype '{_legacy_name(result.dtype)}' into dtype "
-                             f"'{_legacy_name(wanted)}'.")
-        if copy is False and device is not None and str(device) != str(result.device):
+                             f"'{_legacy_name(dtype)}'.")
+        if copy is False and device is not None and _C.empty(0, device=device).device != result.device:
             raise ValueError(f"can't alias tensor on device '{result.device}' into device '{device}'.")
         converted = result.to(device=device, dtype=dtype) if (dtype is not None or device is not None) else result
         result = converted.clone() if copy and converted is result else converted
     if requires_grad:
-        result = result.detach().requires_grad_() if result.grad_fn is not None or result is obj else \
-            result.requires_grad_()
+        result.requires_grad_()
     return result
 
 

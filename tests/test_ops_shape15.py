@@ -270,6 +270,7 @@ def test_frombuffer():
     assert ember.frombuffer(bytearray(4), dtype=ember.float32, requires_grad=True).requires_grad
 
 
+@pytest.mark.filterwarnings("ignore:torch.asarray")
 def test_asarray():
     x = ember.ones(2)
     assert ember.asarray(x) is x
@@ -285,12 +286,33 @@ def test_asarray():
     buf = bytearray(4)
     ember.asarray(buf, dtype=ember.uint8)[0] = 9
     assert buf[0] == 9
-    y = ember.asarray(x, requires_grad=True)
-    assert y.requires_grad and y.is_leaf and not x.requires_grad
+    check(lambda lib: lib.asarray(array.array("d", [1.0])))  # a buffer: its bytes, read as dtype
+    check(lambda lib: lib.asarray(bytearray(3)))
+    check(lambda lib: lib.asarray(3.0, copy=False))
+    check(lambda lib: lib.asarray([lib.tensor(1), lib.tensor(2)]))
+    check(lambda lib: lib.asarray([1, 2], requires_grad=True))
+    check(lambda lib: lib.asarray([1.0, 2.0], requires_grad=True).is_leaf)
+
+    def grad_cases(lib):  # requires_grad: set on the tensor itself when it is aliased, as torch does
+        x, xg = lib.ones(2), lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            same = lib.asarray(xg) is xg
+        y = lib.asarray(x, copy=True, requires_grad=True)
+        z = lib.asarray(xg, dtype=lib.float64)
+        w = lib.asarray(xg * 2, requires_grad=True)
+        return [same, len(caught), y.is_leaf, x.requires_grad, z.requires_grad, z.is_leaf, w.is_leaf,
+                lib.asarray(x, requires_grad=True) is x, x.requires_grad, lib.asarray(xg, requires_grad=False) is xg]
+    check(grad_cases)
     numpy = pytest.importorskip("numpy")
     a = numpy.arange(3.0)
     ember.asarray(a)[0] = 5
     assert a[0] == 5
+    check(lambda lib: lib.asarray(numpy.float64(2.5)))
+    check(lambda lib: lib.asarray(numpy.int32(2)))
+    check(lambda lib: lib.asarray(numpy.arange(3)))
+    check(lambda lib: lib.asarray(a, dtype=lib.float32, copy=False))
+    assert ember.asarray(a, copy=True).data_ptr() != a.ctypes.data
 
 
 def test_empty_permuted_and_new_empty_strided():
