@@ -392,9 +392,13 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     >>> ember.frombuffer(bytearray([1, 0, 2, 0]), dtype=ember.int16).tolist()
     [1, 2]
     """
-    view = memoryview(buffer).cast("B") if memoryview(buffer).c_contiguous else None
-    if view is None:
-        raise ValueError("frombuffer(): the buffer must be contiguous")
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    if not view.c_contiguous:
+        raise RuntimeError("could not retrieve buffer from object")  # torch's words: only contiguous buffers
+    view = view.cast("B")
     length = view.nbytes
     itemsize = _C.empty(0, dtype=dtype).element_size()
     if length <= 0 or count == 0:
@@ -784,8 +788,9 @@ def linalg_vander(x, *, N=None):
     >>> ember.linalg.vander(ember.tensor([1, 2, 3])).tolist()
     [[1, 1, 1], [1, 2, 4], [1, 3, 9]]
     """
-    if x.dtype == _C.bool:
-        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    if x.dtype in (_C.bool, _C.float16, _C.bfloat16):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{_legacy_name(x.dtype)}")
     if x.dim() == 0:
         x = x.reshape(1)  # as torch's: a 0-D x is one value
     n = x.shape[-1]

@@ -258,6 +258,8 @@ def test_frombuffer():
                         (bytearray(7), {"dtype": "int32"}), (bytearray(8), {"dtype": "int32", "offset": 8}),
                         (bytearray(8), {"dtype": "int32", "offset": -1}), (bytearray(8), {"dtype": "int32", "count": 0})]:
         check(lambda lib: lib.frombuffer(buf, **{**kwargs, "dtype": getattr(lib, kwargs["dtype"])}))
+    check(lambda lib: lib.frombuffer([1, 2], dtype=lib.uint8))
+    check(lambda lib: lib.frombuffer(memoryview(bytearray(8))[::2], dtype=lib.uint8))
     buf = bytearray(8)
     t = ember.frombuffer(buf, dtype=ember.int32)
     t[1] = 7
@@ -492,6 +494,9 @@ def test_linalg_names():
                           ([True], "bool"), (2.0, "float32")):
         for N in (None, 1, 2, 4):
             check(lambda lib: lib.linalg.vander(lib.tensor(values, dtype=getattr(lib, dtype)), N=N))
+    for dtype in ("float16", "bfloat16", "uint8"):
+        check(lambda lib: lib.linalg.vander(lib.tensor([1, 2], dtype=getattr(lib, dtype)), N=3))
+        check(lambda lib: lib.vander(lib.tensor([1, 2], dtype=getattr(lib, dtype)), N=3))
     grads_match(lambda lib, a: lib.linalg.vander(a, N=4), (2, 3), layout="transposed")
 
 
