@@ -719,6 +719,30 @@ def fill(input, value):
     return _C.empty_like(input).fill_(value)
 
 
+def resize_as_(self, the_template, *, memory_format=None):
+    """self resized (in place) to the_template's size; see Tensor.resize_. A tensor already
+    of that size is left as it is."""
+    from ._constants import contiguous_format
+
+    if memory_format is not None and memory_format is not contiguous_format:
+        # TODO(issue 15): other formats once Tensor.resize_ takes memory_format
+        raise RuntimeError(f"resize_as_(): ember resizes to the contiguous format only, got {memory_format}")
+    if tuple(self.shape) == tuple(the_template.shape) and memory_format is None:
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        return self
+    return self.resize_(tuple(the_template.shape))
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """The rows of input at indices whose norm_type-norm exceeds max_norm scaled down to it,
+    in place (what F.embedding does with max_norm); returns input."""
+    from .nn._functional.embedding import _embedding_renorm_
+
+    _embedding_renorm_(input, indices, max_norm, norm_type)
+    return input
+
+
 # ---------------------------------------------------------------- threads
 
 
@@ -888,6 +912,7 @@ FUNCTIONS = {
     "adjoint": adjoint, "is_same_size": is_same_size, "is_nonzero": is_nonzero, "is_signed": is_signed,
     "fill": fill, "get_num_interop_threads": get_num_interop_threads,
     "set_num_interop_threads": set_num_interop_threads, "vander": vander, "as_strided_": as_strided_,
+    "embedding_renorm_": embedding_renorm_,
 }
 
 # Tensor methods: the functions above that torch also has as methods, and the method-only names
@@ -899,6 +924,6 @@ METHODS = {
                                           "is_same_size", "is_nonzero", "narrow_copy")},
     "new_empty_strided": new_empty_strided, "t_": t_, "squeeze_": squeeze_, "unsqueeze_": unsqueeze_,
     "transpose_": transpose_, "swapaxes_": swapaxes_, "swapdims_": swapdims_, "as_strided_": as_strided_,
-    "is_set_to": is_set_to, "sum_to_size": sum_to_size,
+    "is_set_to": is_set_to, "sum_to_size": sum_to_size, "resize_as_": resize_as_,
 }
 PROPERTIES = {"H": _H, "mH": _mH, "mT": _mT}

@@ -445,6 +445,23 @@ def test_fill():
     grads_match(lambda lib, a, v: lib.fill(a, v.sum()), (2, 3), (2,))
 
 
+def test_resize_as_and_embedding_renorm_():
+    for shape, template in [((2, 3), (4,)), ((2, 3), (2, 3)), ((0,), (2, 2)), ((6,), (1, 2))]:
+        check(lambda lib: lib.ones(shape).resize_as_(lib.ones(template)).shape)
+        check(lambda lib: lib.resize_as_(lib.arange(6.0)[:shape[0]], lib.ones(template))[:1])
+    check(lambda lib: lib.ones(2, 3).t().resize_as_(lib.ones(3, 2)), strides=True)  # same size: untouched
+    check(lambda lib: lib.ones(2, requires_grad=True).resize_as_(lib.ones(3)))
+    check(lambda lib: lib.ones(2, requires_grad=True).resize_as_(lib.ones(2)))
+    x = ember.ones(2)
+    assert x.resize_as_(ember.ones(3)) is x and ember.resize_as_(x, ember.ones(1)) is x
+
+    def renorm(lib):
+        w = lib.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0], [1.0, 0.0]])
+        out = lib.embedding_renorm_(w, lib.tensor([0, 1, 0]), 1.0, 2.0)
+        return [out is w, w]
+    check(renorm, tol=1e-6)
+
+
 def test_interop_threads():
     code = ("import ember, pytest\n"
             "n = ember.get_num_interop_threads(); assert isinstance(n, int) and n >= 1\n"
