@@ -599,18 +599,65 @@ def _mT(self):
 # ---------------------------------------------------------------- in-place view methods
 
 
-def _restride(self, name, view):
-    """Makes self the view `view` of itself, in place (torch's t_, squeeze_, ...).
+def _extent(t):
+    """The storage elements a tensor's geometry reaches (offset included)."""
+    if t.numel() == 0:
+        return t.storage_offset()
+    return t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1
 
-    The native set_ moves self onto the view's memory; it does not record autograd, so a
-    tensor that needs a gradient is refused rather than given a wrong one."""
+
+_restride_function = None
+
+
+def _restride_fn():
+    """The autograd Function of the in-place view methods, made on first use (ember.autograd
+    imports after this module)."""
+    global _restride_function
+    if _restride_function is None:
+        from .autograd import Function, grad
+        from .autograd.grad_mode import enable_grad, no_grad
+
+        class InplaceView(Function):
+            # forward moves x onto view(x) and marks it dirty, so that x's history becomes this
+            # node; backward is the view's own backward, run on a stand-in of x's old geometry
+            # over fresh memory (as_strided_'s gradient depends on the strides).
+            @staticmethod
+            def forward(ctx, x, view):
+                with no_grad():
+                    result = view(x)
+                ctx.view = view
+                ctx.geometry = (tuple(x.shape), x.stride(), x.storage_offset(), max(_extent(x), _extent(result)))
+                x.set_(result)
+                _C._increment_version(x)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                size, stride, offset, n = ctx.geometry
+                create_graph = _C.is_grad_enabled()
+                with enable_grad():
+                    old = _C.zeros(n, dtype=g.dtype).as_strided(size, stride, offset).detach().requires_grad_()
+                    (gx,) = grad(ctx.view(old), old, g, create_graph=create_graph)
+                return gx, None
+
+        _restride_function = InplaceView
+    return _restride_function
+
+
+def _restride(self, name, view):
+    """Makes self the view `view` of itself, in place (torch's t_, squeeze_, ...): the
+    native set_ moves it onto the view's memory, and a tensor that requires grad records
+    the view's backward through an autograd Function that marks it dirty."""
     if self.requires_grad and _C.is_grad_enabled():
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        raise RuntimeError(f"{name}(): ember cannot record an in-place view change of a tensor that requires "
-                           f"grad yet; use the out-of-place {name[:-1]}()")  # TODO(issue 15): autograd for these
-    result = view(self)
-    self.set_(result)
+        if self._base is not None:
+            # TODO(issue 15): the base would need the view's new geometry in its history
+            raise RuntimeError(f"{name}(): ember cannot change the shape of a view that requires grad in place yet; "
+                               f"use the out-of-place {name[:-1]}()")
+        return _restride_fn().apply(self, view)
+    self.set_(view(self))
     _C._increment_version(self)
     return self
 

@@ -387,14 +387,46 @@ def test_inplace_views():
         ember.ones(2, 3, requires_grad=True).t_()
     with ember.no_grad():
         assert ember.ones(2, 3, requires_grad=True).t_().shape == (3, 2)
-    y = ember.ones(2, 3, requires_grad=True) * 2  # ember does not record these in autograd yet: refused
-    with pytest.raises(RuntimeError, match="use the out-of-place t\\(\\)"):
-        y.t_()
+    y = (ember.ones(2, 3, requires_grad=True) * 2)[0]  # a view that requires grad: refused, for now
+    with pytest.raises(RuntimeError, match="use the out-of-place unsqueeze\\(\\)"):
+        y.unsqueeze_(0)
     x = ember.arange(6.0).reshape(2, 3)
     v = x.view(6)
     x.t_()
     x[0, 1] = 9  # x is now a transposed view of the same memory; v is untouched in shape
     assert v.shape == (6,) and v.tolist() == [0.0, 1.0, 2.0, 9.0, 4.0, 5.0]
+
+
+def test_inplace_view_gradients():
+    cases = [("t_", (2, 3), ()), ("squeeze_", (2, 1, 3), (1,)), ("squeeze_", (1, 3), ()), ("unsqueeze_", (2, 3), (1,)),
+             ("transpose_", (2, 3, 4), (0, 2)), ("swapaxes_", (2, 3), (1, 0)), ("swapdims_", (2, 3), (0, 1)),
+             ("as_strided_", (2, 3), ((2, 2), (1, 2), 1)), ("as_strided_", (2, 3), ((3,), (2,))),
+             ("as_strided_", (2, 3), ((2, 2), (1, 1)))]  # overlapping: the gradients add up
+
+    def one(name, shape, args):
+        for layout in ("contiguous", "transposed"):
+            def fn(lib, a):
+                y = a * 2
+                assert getattr(y, name)(*args) is y
+                return y * 1
+            grads_match(fn, shape, layout=layout)
+
+    each(cases, one)
+
+    def version(lib):  # a saved tensor changed in place: backward refuses
+        y = lib.ones(2, 3, requires_grad=True).exp()
+        y.t_()
+        y.sum().backward()
+    check(version)
+
+    def twice(lib):  # second order through t_
+        a = lib.arange(6.0, dtype=lib.float64).reshape(2, 3).requires_grad_()
+        y = a * a
+        y.t_()
+        (g,) = lib.autograd.grad((y * lib.arange(6.0, dtype=lib.float64).reshape(3, 2)).sum(), a, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), a)
+        return [g, gg]
+    check(twice, tol=1e-12)
 
 
 # ---------------------------------------------------------------- predicates and small methods
