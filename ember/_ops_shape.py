@@ -126,7 +126,7 @@ def unravel_index(indices, shape):
     """
     if not isinstance(indices, _C.TensorBase):
         raise TypeError(f"expected 'indices' to be a tensor, but got {type(indices).__name__}")
-    if indices.dtype.is_floating_point or indices.dtype == _C.bool:
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == _C.bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if any(s < 0 for s in shape):
@@ -534,9 +534,14 @@ def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=Non
 # ---------------------------------------------------------------- conjugate transposes
 
 
+def _conj(x):
+    """x's conjugate: x itself for the real dtypes. The one place complex dtypes change:
+    `return x.conj()` (H, mH, adjoint and linalg.vecdot go through here)."""
+    return x
+
+
 def _adjoint_of(x):
-    # complex dtypes add `.conj()` here (real tensors: their own conjugate)
-    return x.transpose(-2, -1)
+    return _conj(x.transpose(-2, -1))
 
 
 def adjoint(input):
@@ -549,7 +554,7 @@ def adjoint(input):
         import warnings
 
         warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
-        return input  # complex dtypes: input.conj()
+        return _conj(input)
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
                            f"{input.dim()}-D tensor.")
@@ -562,7 +567,7 @@ def _H(self):
         import warnings
 
         warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
-        return self  # complex dtypes: self.conj()
+        return _conj(self)
     if self.dim() != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
                            + (" For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""))
@@ -575,7 +580,7 @@ def _mH(self):
         import warnings
 
         warnings.warn("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
-        return self  # complex dtypes: self.conj()
+        return _conj(self)
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D "
                            "tensor.")
@@ -833,7 +838,7 @@ def _vander_columns(x, n):
 
 
 def _vander_dtype(x):
-    return _C.int64 if not x.dtype.is_floating_point else x.dtype
+    return x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else _C.int64
 
 
 def vander(x, N=None, increasing=False):
@@ -881,10 +886,10 @@ def linalg_vecdot(x, y, *, dim=-1, out=None):
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_legacy_name(x.dtype)} and y of type {_legacy_name(y.dtype)} instead")
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
                            f"{_legacy_name(x.dtype)}")
-    result = (x * y).sum(dim)  # complex dtypes: x.conj() * y
+    result = (_conj(x) * y).sum(dim)
     return result if out is None else _into(out, result)
 
 

@@ -150,6 +150,12 @@ def test_split_with_sizes_and_unsafe():
         check(lambda lib: arange(lib, 2, 5).unsafe_chunk(n, 1))
     check(lambda lib: lib.unsafe_chunk(lib.ones(3), 0))
     grads_match(lambda lib, a: lib.split_with_sizes(a, [1, 2], 1), (2, 3))
+
+    def modified(lib, a):  # torch's unsafe_* outputs may be changed in place
+        pieces = lib.unsafe_split(a * 1, 2)
+        pieces[0].mul_(3)
+        return pieces
+    grads_match(modified, (4,))
     grads_match(lambda lib, a: lib.unsafe_chunk(a, 2), (3, 2))
 
 
