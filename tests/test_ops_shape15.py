@@ -257,12 +257,14 @@ def test_scalar_tensor():
 
 
 def test_frombuffer():
-    for buf, kwargs in [(bytearray(range(8)), {"dtype": "int32"}), (bytearray(range(8)), {"dtype": "int16",
-                        "count": 2, "offset": 2}), (bytearray(range(8)), {"dtype": "uint8", "offset": 7}),
-                        (array.array("d", [1.5, -2.0]), {"dtype": "float64"}),
-                        (bytearray(8), {"dtype": "int32", "count": 3}), (bytearray(0), {"dtype": "int32"}),
-                        (bytearray(7), {"dtype": "int32"}), (bytearray(8), {"dtype": "int32", "offset": 8}),
-                        (bytearray(8), {"dtype": "int32", "offset": -1}), (bytearray(8), {"dtype": "int32", "count": 0})]:
+    cases = [(bytearray(range(8)), {"dtype": "int32"}),
+             (bytearray(range(8)), {"dtype": "int16", "count": 2, "offset": 2}),
+             (bytearray(range(8)), {"dtype": "uint8", "offset": 7}),
+             (array.array("d", [1.5, -2.0]), {"dtype": "float64"}),
+             (bytearray(8), {"dtype": "int32", "count": 3}), (bytearray(0), {"dtype": "int32"}),
+             (bytearray(7), {"dtype": "int32"}), (bytearray(8), {"dtype": "int32", "offset": 8}),
+             (bytearray(8), {"dtype": "int32", "offset": -1}), (bytearray(8), {"dtype": "int32", "count": 0})]
+    for buf, kwargs in cases:
         check(lambda lib: lib.frombuffer(buf, **{**kwargs, "dtype": getattr(lib, kwargs["dtype"])}))
     check(lambda lib: lib.frombuffer([1, 2], dtype=lib.uint8))
     check(lambda lib: lib.frombuffer(memoryview(bytearray(8))[::2], dtype=lib.uint8))
