@@ -232,7 +232,7 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
 from . import _ops_shape  # noqa: E402
 
 globals().update(_ops_shape.FUNCTIONS)
-globals().update(_ops_shape.inplace_aliases(Tensor, set(globals()) | set(_LAZY_NAMES)))
+globals().update(_ops_shape.inplace_aliases(Tensor, set(globals()) | set(_LAZY_NAMES)))  # after every Tensor method
 
 
 def __getattr__(name):

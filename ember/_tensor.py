@@ -349,7 +349,7 @@ _add_linalg_methods()
 
 
 def _add_shape_methods():
-    """ember/_ops_shape.py's methods (t_, hsplit, sum_to_size, ...) and properties (H, mH)."""
+    """ember/_ops_shape.py's methods (t_, hsplit, sum_to_size, ...) and properties (H, mH, mT)."""
     from ._ops_shape import METHODS, PROPERTIES
 
     for name, fn in METHODS.items():
