@@ -231,6 +231,14 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
 }.items() for name in names}
 
 
+# torch's shape, view and alias names composed in Python, and its top-level in-place
+# aliases (ember.abs_(x) is x.abs_()): ember/_ops_shape.py
+from . import _ops_shape  # noqa: E402
+
+globals().update(_ops_shape.FUNCTIONS)
+globals().update(_ops_shape.inplace_aliases(Tensor, set(globals()) | set(_LAZY_NAMES)))  # after every Tensor method
+
+
 def __getattr__(name):
     import importlib
 
@@ -240,7 +248,7 @@ def __getattr__(name):
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise _ops_shape.missing_attribute(__name__, name, "torch")  # says so when torch has the name
 
 
 def __dir__():

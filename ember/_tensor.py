@@ -357,3 +357,16 @@ def _add_math_methods():
 
 
 _add_math_methods()
+
+
+def _add_shape_methods():
+    """ember/_ops_shape.py's methods (t_, hsplit, sum_to_size, ...) and properties (H, mH, mT)."""
+    from ._ops_shape import METHODS, PROPERTIES
+
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in PROPERTIES.items():
+        setattr(Tensor, name, property(fn, doc=fn.__doc__))
+
+
+_add_shape_methods()
