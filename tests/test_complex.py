@@ -460,3 +460,29 @@ DERIVATIVE_GRAPHS = [
     _graph(lambda z, r: ember.conj(z) * ember.conj_physical(z)),
     _graph(lambda z, r: ember.polar(r, r) + ember.complex(r, r)),
 ]
+
+
+def test_adjoints_and_vecdot_conjugate():
+    a = _c((2, 3, 3))
+    e, t = _pair(a)
+    for name in ("mH", "H" if a.ndim == 2 else "mH", "mT"):
+        _same(getattr(e, name), getattr(t, name))
+    _same(e.adjoint(), t.adjoint())
+    _same(e[0].H, t[0].H)
+    _same(ember.linalg.vecdot(e, e.flip(-1)), torch.linalg.vecdot(t, t.flip(-1)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.flip(0), lambda m, x: x[m.tensor([1, 0])], lambda m, x: x[m.tensor([True, False])],
+    lambda m, x: x.gather(0, m.tensor([[0, 1]])), lambda m, x: x.index_select(0, m.tensor([1])),
+    lambda m, x: x.masked_select(m.tensor([[True, False], [True, True]])), lambda m, x: x.nonzero(),
+    lambda m, x: m.zeros(2, 2, dtype=m.cdouble).scatter(0, m.tensor([[0, 1], [1, 0]]), x),
+    lambda m, x: m.zeros(2, 2, dtype=m.cdouble).scatter_add(0, m.tensor([[0, 0], [1, 0]]), x),
+    lambda m, x: x.clone().index_put_((m.tensor([0, 0]),), m.tensor(1j, dtype=m.cdouble), accumulate=True),
+    lambda m, x: x.t().index_add(0, m.tensor([0, 0]), x), lambda m, x: m.cat([x, x.t()]).roll(1, 0),
+])
+def test_data_movement(fn):
+    e, t = _pair(_c((2, 2)))
+    _same(fn(ember, e), fn(torch, t))
+    if fn(torch, t).dtype.is_complex:  # gradients through the movement, on a real loss
+        _grads(lambda m, z: fn(m, z * 1).abs().sum(), _c((2, 2)))

@@ -23,8 +23,8 @@ inline bool is_inexact(ScalarType t) { return is_floating(t) || is_complex(t); }
 // imag) pairs, as numpy and torch store them. They are opt-in: visit_dtype covers the
 // real dtypes and raises NotImplementedError for a complex one, so a kernel written for
 // ordered numbers is never instantiated with a complex type; code that handles complex
-// calls visit_any_dtype. The element-moving families (copy, fill) are instantiated for
-// every dtype; complex arithmetic is the complex family's (kernels/complex.cpp), which
+// calls visit_any_dtype. The element-moving families (copy, fill, gather, index) are
+// instantiated for every dtype; complex arithmetic is the complex family's (kernels/complex.cpp), which
 // the elementwise engine calls for the entries it lists. Casts follow torch: to a real
 // type the imaginary part is dropped (copy_ warns), from one it is zero.
 // The complex dtype whose parts are t (float32 -> complex64); the part type of a complex t.

@@ -149,7 +149,7 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
   Tensor out = empty_tensor(p.result_shape, self.dtype(), "index");
   if (p.indices.empty()) return copy_(out, p.src, false);
   kernels::index::IndexLoop il = make_index_loop(out, p);
-  launch(self.dtype(), [&](auto tag) {
+  launch_any(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::index::Kernels<T>::gather(il);
   });
@@ -169,7 +169,7 @@ Tensor index_put_(const Tensor& self, const std::vector<Tensor>& indices, const 
   Tensor v = expand(unaliased_source(self, values, "index_put_"), p.result_shape, false);
   self.storage()->bump_version();
   kernels::index::IndexLoop il = make_index_loop(v, p);
-  launch(self.dtype(), [&](auto tag) {
+  launch_any(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::index::Kernels<T>::put(il, accumulate);
   });
@@ -182,7 +182,7 @@ Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const T
 
 Tensor nonzero(const Tensor& self) {
   check_bounds(self);
-  return visit_dtype(self.dtype(), [&](auto tag) {
+  return visit_any_dtype(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return kernels::index::Kernels<T>::nonzero(self);
   });

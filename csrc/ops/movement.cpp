@@ -275,7 +275,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
   kernels::Loop loop = kernels::make_loop({&dst, &spread, &from});
   const int64_t stride = src.strides()[d] * src.itemsize();
   if (out.tensor.defined()) result.storage()->bump_version();
-  bool ok = !runs_kernels() || visit_dtype(self.dtype(), [&](auto tag) {
+  bool ok = !runs_kernels() || visit_any_dtype(self.dtype(), [&](auto tag) {
     return kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride, size);
   });
   EMBER_CHECK(ok, Index, "index out of range in self");
@@ -329,7 +329,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in, bool spar
   const int64_t stride = self.dim() == 0 ? 0 : self.strides()[d] * self.itemsize();
   const int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
   if (out.tensor.defined()) result.storage()->bump_version();
-  bool ok = !runs_kernels() || visit_dtype(self.dtype(), [&](auto tag) {
+  bool ok = !runs_kernels() || visit_any_dtype(self.dtype(), [&](auto tag) {
     return kernels::gather::Kernels<typename decltype(tag)::type>::gather(loop, stride, size);
   });
   if (!ok) index_out_of_bounds(index, d, size, "gather");
@@ -356,7 +356,7 @@ Tensor scatter_into(const Tensor& self, int64_t dim, const Tensor& index_in, con
   kernels::Loop loop = kernels::make_loop({&dst, &idx, &from});
   const int64_t stride = self.dim() == 0 ? 0 : self.strides()[d] * self.itemsize();
   self.storage()->bump_version();
-  launch(self.dtype(), [&](auto tag) {
+  launch_any(self.dtype(), [&](auto tag) {
     kernels::gather::Kernels<typename decltype(tag)::type>::scatter(loop, stride, add);
   });
   return self;

@@ -24,7 +24,7 @@ $instances
 """)
 
 
-COMPLEX_FAMILIES = ("copy", "fill")
+COMPLEX_FAMILIES = ("copy", "fill", "gather", "index")
 
 
 def families(model: Model) -> list[str]:
