@@ -68,6 +68,7 @@ globals().update(_legacy.TENSOR_CLASSES)
 globals().update(_storage.STORAGE_CLASSES)
 del _name
 globals().update(linalg.TOP_LEVEL)
+globals().update(linalg._linalg_factor.FUNCTIONS)
 norm = linalg._norm
 chain_matmul = linalg._chain_matmul
 

@@ -634,3 +634,17 @@ def _chain_matmul(*matrices, out=None):
 # name -> function for ember's namespace and (with the same argument order) Tensor methods
 TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_tuple, "logdet": _logdet, "pinverse": _pinverse,
              "matrix_power": matrix_power}
+
+
+# ---------------------------------------------------------------- factorizations and solvers
+# LU, triangular and Cholesky solves, the *_ex forms, Householder, LDL, matrix_exp, cond,
+# tensorinv/tensorsolve, vander, vecdot: ember/_linalg_factor.py.
+from . import _linalg_factor  # noqa: E402
+from ._linalg_factor import (cholesky_ex, cond, diagonal, householder_product, inv_ex, ldl_factor,  # noqa: E402
+                             ldl_factor_ex, ldl_solve, lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp, solve_ex,
+                             solve_triangular, tensorinv, tensorsolve, vander, vecdot)
+from ._linalg_factor import _ldl_factor, _lu, _lu_factor, _lu_with_info, _triangular_solve_t  # noqa: E402,F401
+
+matmul = _C.matmul
+_RETURN_TYPES += _linalg_factor.RETURN_TYPES
+TOP_LEVEL.update(_linalg_factor.TOP_LEVEL)
