@@ -16,6 +16,7 @@ import warnings
 from fractions import Fraction
 
 from . import _C
+from .autograd.grad_mode import no_grad
 from .linalg import _into, _named, _structseq, _type_name, inv, matrix_norm, solve, svdvals
 
 _lu_factor = _structseq("linalg_lu_factor", "_lu_factor", ["LU", "pivots"])
@@ -83,9 +84,8 @@ def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P @ L @ U: P a permutation, L unit lower triangular (m x k),
     U upper triangular (k x n), k = min(m, n). Never raises for a singular A.
 
-    >>> P, L, U = ember.linalg.lu(ember.tensor([[1., 2.], [3., 4.]]))
-    >>> (P @ L @ U).tolist()
-    [[1.0, 2.0], [3.0, 4.0]]
+    >>> ember.linalg.lu(ember.tensor([[1., 2.], [3., 4.]])).P.tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
     """
     LU, pivots, _ = _C.linalg_lu_factor_ex(A, pivot=pivot)
     return _named(_lu, _C.lu_unpack(LU, pivots), out)
@@ -94,8 +94,7 @@ def lu(A, *, pivot=True, out=None):
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (left=False: X A = B; adjoint: A^H for A) from lu_factor's LU, pivots.
 
-    >>> LU, piv = ember.linalg.lu_factor(ember.tensor([[2., 0.], [0., 4.]]))
-    >>> ember.linalg.lu_solve(LU, piv, ember.tensor([[2.], [2.]])).flatten().tolist()
+    >>> ember.linalg.lu_solve(*ember.linalg.lu_factor(ember.tensor([[2., 0.], [0., 4.]])), ember.tensor([[2.], [2.]])).flatten().tolist()
     [1.0, 0.5]
     """
     X = _C.linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
@@ -105,8 +104,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from lu_factor's packed LU and pivots (empty tensors for what is not unpacked).
 
-    >>> P, L, U = ember.lu_unpack(*ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]])))
-    >>> L.tolist()
+    >>> ember.lu_unpack(*ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]]))).L.tolist()
     [[1.0, 0.0], [0.3333333432674408, 1.0]]
     """
     return _native(_C.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots), out)
@@ -115,6 +113,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 def _lu_legacy(A, pivot=True, get_infos=False, out=None):
     """torch.lu: (LU, pivots), or (LU, pivots, infos) with get_infos; never raises for a
     singular matrix (deprecated in torch for linalg.lu_factor(_ex))."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
     LU, pivots, info = _C.linalg_lu_factor_ex(A, pivot=pivot)
     results = (LU, pivots, info) if get_infos else (LU, pivots)
     if out is not None:
@@ -126,6 +126,8 @@ def _lu_legacy(A, pivot=True, get_infos=False, out=None):
 
 def _lu_solve_legacy(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU_data, LU_pivots, b)."""
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed in a future "
+                  "PyTorch release.", UserWarning, stacklevel=2)
     return lu_solve(LU_data, LU_pivots, b, out=out)
 
 
@@ -154,6 +156,8 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
     if A.dim() < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {A.dim()} "
                            "dimensions instead")
+    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be "
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
     op = A.mT if transpose else A
     X = _C.linalg_solve_triangular(op, b, upper=upper != transpose, left=True, unitriangular=unitriangular)
     batch = tuple(X.shape[:-2])
@@ -249,17 +253,57 @@ def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i below the
     diagonal of A's column i (unit head): Q from geqrf's (a, tau).
 
-    >>> a, tau = ember.geqrf(ember.tensor([[3., 0.], [4., 1.]]))
-    >>> ember.linalg.householder_product(a, tau).abs().round(decimals=2).tolist()
+    >>> ember.linalg.householder_product(*ember.geqrf(ember.tensor([[3., 0.], [4., 1.]], dtype=ember.float64))).abs().round(decimals=2).tolist()
     [[0.6, 0.8], [0.8, 0.6]]
     """
-    Q = _C.linalg_householder_product(A, tau)
+    if not _needs_grad(A, tau):
+        Q = _C.linalg_householder_product(A, tau)
+    else:
+        with no_grad():
+            _C.linalg_householder_product(A, tau)  # checks the arguments
+        eye = _C.eye(A.shape[-2], A.shape[-1], dtype=A.dtype, device=A.device)
+        Q = _apply_reflectors(A, tau, eye.expand(A.shape), True, False)
     return Q if out is None else _into(out, Q, _out_message("linalg.householder_product"))
 
 
 def _orgqr(input, tau):
     """torch.orgqr: linalg.householder_product."""
-    return _C.linalg_householder_product(input, tau)
+    return householder_product(input, tau)
+
+
+def _needs_grad(*tensors):
+    return _C.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def _apply_reflectors(A, tau, C, left, transpose):
+    """op(Q) C (left) or C op(Q), Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i below the
+    diagonal of A's column i with a unit head: one rank-1 update per reflector, all
+    differentiable (the gradients of householder_product and ormqr; LAPACK's blocked
+    kernels compute the values)."""
+    k = tau.shape[-1]
+    rows = A.shape[-2]
+    V = _C.tril(A.narrow(-1, 0, k), -1) + _C.eye(rows, k, dtype=A.dtype, device=A.device)
+    order = range(k) if left == transpose else range(k - 1, -1, -1)
+    for i in order:
+        v = V.narrow(-1, i, 1)  # (..., rows, 1)
+        t = tau.narrow(-1, i, 1).unsqueeze(-1)  # (..., 1, 1)
+        C = C - t * (v @ (v.mT @ C)) if left else C - t * ((C @ v) @ v.mT)
+    return C
+
+
+def _ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """torch.ormqr: other multiplied by Q (from geqrf's input and tau) without forming Q.
+
+    >>> ember.ormqr(*ember.geqrf(ember.tensor([[3., 0.], [4., 1.]], dtype=ember.float64)), ember.eye(2, dtype=ember.float64)).abs().round(decimals=2).tolist()
+    [[0.6, 0.8], [0.8, 0.6]]
+    """
+    if not _needs_grad(input, tau, other):
+        R = _C.ormqr(input, tau, other, left, transpose)
+    else:
+        with no_grad():
+            _C.ormqr(input, tau, other, left, transpose)  # checks the arguments
+        R = _apply_reflectors(input, tau, other, left, transpose)
+    return R if out is None else _into(out, R, _out_message("ormqr"))
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
@@ -285,8 +329,7 @@ def ldl_factor(A, *, hermitian=False, out=None):
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     """X with A X = B from ldl_factor's LD and pivots.
 
-    >>> LD, piv = ember.linalg.ldl_factor(ember.tensor([[4., 2.], [2., 3.]]))
-    >>> ember.linalg.ldl_solve(LD, piv, ember.tensor([[6.], [5.]])).flatten().tolist()
+    >>> ember.linalg.ldl_solve(*ember.linalg.ldl_factor(ember.tensor([[4., 2.], [2., 3.]])), ember.tensor([[6.], [5.]])).flatten().tolist()
     [1.0, 1.0]
     """
     X = _C.linalg_ldl_solve(LD, pivots, B, hermitian=hermitian)
@@ -516,6 +559,6 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 # torch's top-level names: these also become Tensor methods (self first) ...
 TOP_LEVEL = {"lu": _lu_legacy, "lu_solve": _lu_solve_legacy, "triangular_solve": _triangular_solve,
              "cholesky_solve": _cholesky_solve, "cholesky_inverse": _cholesky_inverse, "cholesky": _cholesky_legacy,
-             "orgqr": _orgqr, "matrix_exp": matrix_exp}
+             "orgqr": _orgqr, "ormqr": _ormqr, "matrix_exp": matrix_exp}
 # ... and these are functions only
 FUNCTIONS = {"lu_unpack": lu_unpack, "vander": _vander_legacy}

@@ -111,6 +111,7 @@ def test_lu_solve(left, adjoint):
          rand(3, 3, dtype="float32"), Bt, dtype="float32")
 
 
+@pytest.mark.filterwarnings("ignore:torch.lu_solve is deprecated")
 def test_lu_solve_legacy_and_empty():
     A, b = rand(2, 3, 3), rand(2, 3, 2, seed=3)
     both(lambda lib, a, b: lib.lu_solve(b, *lib.linalg.lu_factor(a)), A, b)
@@ -468,3 +469,28 @@ def test_no_grad_where_torch_has_none():
     a = ember.ones(3, 2, dtype=ember.float64, requires_grad=True)
     with pytest.raises(NotImplementedError):
         ember.geqrf(a)
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_grad_householder_ormqr(left, transpose):
+    a, tau = torch.geqrf(rand(2, 4, 3))
+    C = rand(2, 4, 2, seed=1) if left else rand(2, 2, 4, seed=1)
+    gradcheck(lambda a, t, c: ember.ormqr(a, t, c, left, transpose), a, tau, C)
+    if left and not transpose:
+        gradcheck(lambda a, t: ember.linalg.householder_product(a, t), a, tau)
+        gradcheck(lambda a, t: ember.orgqr(a, t), a[0], tau[0])
+    # the differentiable path gives torch's values
+    ea, et, ec = (pair(x)[0].requires_grad_() for x in (a, tau, C))
+    assert_same(ember.ormqr(ea, et, ec, left, transpose).detach(), torch.ormqr(a, tau, C, left, transpose), tol=1e-10)
+    assert_same(ember.linalg.householder_product(ea, et).detach(), torch.linalg.householder_product(a, tau),
+                tol=1e-10)
+
+
+def test_meta_shapes():
+    A = ember.empty(2, 4, 3, device="meta")
+    LU, piv, info = ember.linalg.lu_factor_ex(A)
+    assert LU.shape == (2, 4, 3) and piv.shape == (2, 3) and info.shape == (2,)
+    assert ember.linalg.solve_triangular(ember.empty(3, 3, device="meta"), ember.empty(2, 3, 5, device="meta"),
+                                         upper=True).shape == (2, 3, 5)
+    assert ember.geqrf(A).tau.shape == (2, 3)
