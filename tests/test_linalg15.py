@@ -494,3 +494,17 @@ def test_meta_shapes():
     assert ember.linalg.solve_triangular(ember.empty(3, 3, device="meta"), ember.empty(2, 3, 5, device="meta"),
                                          upper=True).shape == (2, 3, 5)
     assert ember.geqrf(A).tau.shape == (2, 3)
+
+
+def test_nan_inputs_give_nan():
+    # LAPACKE refuses NaN inputs; the results are NaN as torch's, with valid pivots and info 0
+    nan = float("nan")
+    A = ember.tensor([[[nan, 1.], [2., 3.]], [[1., 2.], [3., 4.]]], dtype=ember.float64)
+    LU, piv, info = ember.linalg.lu_factor_ex(A)
+    assert bool(LU[0].isnan().any()) and not bool(LU[1].isnan().any())
+    assert info.tolist() == [0, 0] and piv[0].tolist() == [1, 2]
+    X = ember.linalg.lu_solve(LU, piv, ember.ones(2, 2, 1, dtype=ember.float64))
+    assert bool(X[0].isnan().all()) and not bool(X[1].isnan().any())
+    a, tau = ember.geqrf(A)
+    assert bool(a[0].isnan().any()) and bool(tau[0].isnan().any()) and not bool(tau[1].isnan().any())
+    assert bool(ember.linalg.inv_ex(A).inverse[0].isnan().any())

@@ -3,6 +3,7 @@
 // in kernels/linalg.cpp), a few entries per task when matrices are small.
 #include "kernels/linalg_factor.h"
 #include <algorithm>
+#include <limits>
 #include "core/parallel.h"
 
 namespace ember::kernels::linalg_factor {
@@ -27,6 +28,19 @@ void for_each_entry(int64_t count, int64_t work, F&& fn) {
   });
 }
 
+// Note [LAPACKE refuses NaN]
+// LAPACKE checks its inputs for NaN and returns a negative info without computing, where
+// torch (calling LAPACK directly) lets NaN flow through. Matrices refused that way come
+// out all NaN (pivots the identity, info 0), so a NaN input gives NaN results, as torch's.
+template <class T>
+void nan_fill(T* p, int64_t n) {
+  std::fill(p, p + n, std::numeric_limits<T>::quiet_NaN());
+}
+
+void identity_pivots(blas_int* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = blas_int(i + 1);
+}
+
 }  // namespace
 
 template <class T>
@@ -36,6 +50,11 @@ std::vector<blas_int> Kernels<T>::lu(T* a, int64_t count, int64_t m, int64_t n, 
   const auto& lp = lapack<T>();
   for_each_entry(count, m * n * k, [&](int64_t e) {
     status[e] = lp.getrf(blas::kLapackColMajor, blas_int(m), blas_int(n), a + e * m * n, ld(m), pivots + e * k);
+    if (status[e] < 0) {  // See Note [LAPACKE refuses NaN]
+      nan_fill(a + e * m * n, m * n);
+      identity_pivots(pivots + e * k, k);
+      status[e] = 0;
+    }
   });
   return status;
 }
@@ -45,8 +64,9 @@ void Kernels<T>::lu_solve(const T* lu, int64_t count, int64_t n, const blas_int*
                           char trans) {
   const auto& lp = lapack<T>();
   for_each_entry(count, n * n * nrhs, [&](int64_t e) {
-    lp.getrs(blas::kLapackColMajor, trans, blas_int(n), blas_int(nrhs), lu + e * n * n, ld(n),
-                      pivots + e * n, x + e * n * nrhs, ld(n));
+    if (lp.getrs(blas::kLapackColMajor, trans, blas_int(n), blas_int(nrhs), lu + e * n * n, ld(n), pivots + e * n,
+                 x + e * n * nrhs, ld(n)) < 0)
+      nan_fill(x + e * n * nrhs, n * nrhs);  // See Note [LAPACKE refuses NaN]
   });
 }
 
@@ -67,7 +87,10 @@ void Kernels<T>::geqrf(T* a, int64_t count, int64_t m, int64_t n, T* tau) {
   const int64_t k = std::min(m, n);
   const auto& lp = lapack<T>();
   for_each_entry(count, m * n * k, [&](int64_t e) {
-    lp.geqrf(blas::kLapackColMajor, blas_int(m), blas_int(n), a + e * m * n, ld(m), tau + e * k);
+    if (lp.geqrf(blas::kLapackColMajor, blas_int(m), blas_int(n), a + e * m * n, ld(m), tau + e * k) < 0) {
+      nan_fill(a + e * m * n, m * n);  // See Note [LAPACKE refuses NaN]
+      nan_fill(tau + e * k, k);
+    }
   });
 }
 
@@ -75,7 +98,8 @@ template <class T>
 void Kernels<T>::orgqr(T* a, int64_t count, int64_t m, int64_t n, int64_t k, const T* tau) {
   const auto& lp = lapack<T>();
   for_each_entry(count, m * n * k, [&](int64_t e) {
-    lp.orgqr(blas::kLapackColMajor, blas_int(m), blas_int(n), blas_int(k), a + e * m * n, ld(m), tau + e * k);
+    if (lp.orgqr(blas::kLapackColMajor, blas_int(m), blas_int(n), blas_int(k), a + e * m * n, ld(m), tau + e * k) < 0)
+      nan_fill(a + e * m * n, m * n);  // See Note [LAPACKE refuses NaN]
   });
 }
 
@@ -84,8 +108,9 @@ void Kernels<T>::ormqr(const T* a, int64_t count, int64_t rows, int64_t k, const
                        bool left, bool transpose) {
   const auto& lp = lapack<T>();
   for_each_entry(count, m * n * k, [&](int64_t e) {
-    lp.ormqr(blas::kLapackColMajor, left ? 'L' : 'R', transpose ? 'T' : 'N', blas_int(m), blas_int(n),
-                      blas_int(k), a + e * rows * k, ld(rows), tau + e * k, c + e * m * n, ld(m));
+    if (lp.ormqr(blas::kLapackColMajor, left ? 'L' : 'R', transpose ? 'T' : 'N', blas_int(m), blas_int(n),
+                 blas_int(k), a + e * rows * k, ld(rows), tau + e * k, c + e * m * n, ld(m)) < 0)
+      nan_fill(c + e * m * n, m * n);  // See Note [LAPACKE refuses NaN]
   });
 }
 
@@ -96,6 +121,11 @@ std::vector<blas_int> Kernels<T>::ldl(T* a, int64_t count, int64_t n, blas_int* 
   for_each_entry(count, n * n * n, [&](int64_t e) {
     T* m = a + e * n * n;
     status[e] = lp.sytrf(blas::kLapackColMajor, 'L', blas_int(n), m, ld(n), pivots + e * n);
+    if (status[e] < 0) {  // See Note [LAPACKE refuses NaN]
+      nan_fill(m, n * n);
+      identity_pivots(pivots + e * n, n);
+      status[e] = 0;
+    }
     for (int64_t j = 1; j < n; ++j)  // zero the strict upper triangle, which sytrf leaves as it was
       std::fill(m + j * n, m + j * n + j, T(0));
   });
@@ -106,8 +136,9 @@ template <class T>
 void Kernels<T>::ldl_solve(const T* ld_, int64_t count, int64_t n, const blas_int* pivots, T* x, int64_t nrhs) {
   const auto& lp = lapack<T>();
   for_each_entry(count, n * n * nrhs, [&](int64_t e) {
-    lp.sytrs(blas::kLapackColMajor, 'L', blas_int(n), blas_int(nrhs), ld_ + e * n * n, ld(n),
-                      pivots + e * n, x + e * n * nrhs, ld(n));
+    if (lp.sytrs(blas::kLapackColMajor, 'L', blas_int(n), blas_int(nrhs), ld_ + e * n * n, ld(n), pivots + e * n,
+                 x + e * n * nrhs, ld(n)) < 0)
+      nan_fill(x + e * n * nrhs, n * nrhs);  // See Note [LAPACKE refuses NaN]
   });
 }
 
