@@ -508,3 +508,14 @@ def test_nan_inputs_give_nan():
     a, tau = ember.geqrf(A)
     assert bool(a[0].isnan().any()) and bool(tau[0].isnan().any()) and not bool(tau[1].isnan().any())
     assert bool(ember.linalg.inv_ex(A).inverse[0].isnan().any())
+
+
+def test_grad_lu_unpack_parts():
+    LU, piv = torch.linalg.lu_factor(rand(3, 4))
+    gradcheck(lambda lu, p: ember.lu_unpack(lu, p).U, LU, piv)
+    gradcheck(lambda lu, p: ember.lu_unpack(lu, p, unpack_pivots=False).L, LU, piv)
+    lu = pair(LU)[0].requires_grad_()
+    P, L, U = ember.lu_unpack(lu, pair(piv)[0], unpack_data=False)
+    assert L.shape == (0,) and U.shape == (0,)
+    (P.sum() + L.sum()).backward()  # no gradient reaches LU through P or the empty parts
+    assert lu.grad is None or float(lu.grad.abs().sum()) == 0

@@ -60,17 +60,17 @@ Tensor lu_solve_backward_LU(const Tensor& grad, const Tensor& LU, const Tensor& 
 
 Tensor lu_unpack_backward(const Tensor& gL, const Tensor& gU, IntList LU_sizes) {
   const int64_t m = LU_sizes[LU_sizes.size() - 2], n = LU_sizes[LU_sizes.size() - 1], k = std::min(m, n);
-  Tensor g;
-  if (gL.defined()) {  // m x k, strictly lower
+  Tensor g;  // L and U are empty (1-D) when not unpacked: no gradient through them
+  if (gL.defined() && gL.dim() >= 2) {  // m x k, strictly lower
     g = tril(gL, -1);
     if (k < n) g = cat({g, zero_block(gL, m, n - k)}, -1);
   }
-  if (gU.defined()) {  // k x n, upper
+  if (gU.defined() && gU.dim() >= 2) {  // k x n, upper
     Tensor t = triu(gU, 0);
     if (k < m) t = cat({t, zero_block(gU, m - k, n)}, -2);
     g = g.defined() ? g + t : t;
   }
-  return g;  // the engine passes zeros for unused outputs, so g is defined
+  return g;  // undefined when only P was used: no gradient
 }
 
 Tensor solve_triangular_backward_A(const Tensor& grad, const Tensor& A, const Tensor& X, bool upper, bool left,
