@@ -141,7 +141,8 @@ def test_solve_triangular_edges():
     # a zero on the diagonal: inf/nan, no error; B cast to A's dtype
     both(lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
          torch.tensor([[1., 2.], [0., 0.]]), torch.tensor([[1.], [1.]]), dtype="float32")
-    both(lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True), rand(3, 3, dtype="float32") + 3 * torch.eye(3),
+    both(lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+         rand(3, 3, dtype="float32") + 3 * torch.eye(3),
          rand(3, 1, seed=1), dtype="float32")
 
 
@@ -246,7 +247,8 @@ def test_matrix_exp(dtype):
     assert got.dtype == getattr(ember, dtype) and tuple(got.shape) == tuple(A.shape)
     for g, e in zip(got, expected):  # each matrix on its own (one batch takes the largest norm's steps)
         scale = float(e.abs().max()) + 1
-        assert float((torch.tensor(g.tolist(), dtype=torch.float64) - e.double()).abs().max()) <= TOL[dtype] * scale * 10
+        error = float((torch.tensor(g.tolist(), dtype=torch.float64) - e.double()).abs().max())
+        assert error <= TOL[dtype] * scale * 10
     for a in (A[0], A[3], rand(0, 0), rand(2, 0, 0), rand(3, 1, 1)):
         both(lambda lib, a: lib.linalg.matrix_exp(a), a.to(getattr(torch, dtype)), dtype=dtype)
     both(lambda lib, a: lib.matrix_exp(a), A[2], dtype=dtype)

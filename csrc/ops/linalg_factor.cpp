@@ -332,7 +332,8 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
     const int64_t e = first_failure(info);
     if (e >= 0)
       throw LinAlgError(str_cat(fn, ": ", batch_prefix(A.dim(), e), "The diagonal element ", data<int32_t>(info)[e],
-                                " is zero, the inversion could not be completed because the input matrix is singular."));
+                                " is zero, the inversion could not be completed because the input matrix is ",
+                                "singular."));
   }
   return {inv, info};
 }
