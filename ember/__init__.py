@@ -70,6 +70,7 @@ globals().update(_storage.STORAGE_CLASSES)
 del _name
 globals().update(linalg.TOP_LEVEL)
 _complex.install(Tensor, globals())
+globals().update(linalg._linalg_factor.FUNCTIONS)
 norm = linalg._norm
 from . import _ops_math  # noqa: E402  (isin, quantile, cov, histogram, gcd, windows, ...: composed ops)
 globals().update(_ops_math.TOP_LEVEL)

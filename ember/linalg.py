@@ -636,6 +636,18 @@ def _chain_matmul(*matrices, out=None):
 TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_tuple, "logdet": _logdet, "pinverse": _pinverse,
              "matrix_power": matrix_power}
 
+# ---------------------------------------------------------------- factorizations and solvers
+# LU, triangular and Cholesky solves, the *_ex forms, Householder, LDL, matrix_exp, cond,
+# tensorinv/tensorsolve: ember/_linalg_factor.py.
+from . import _linalg_factor  # noqa: E402
+from ._linalg_factor import (cholesky_ex, cond, householder_product, inv_ex, ldl_factor,  # noqa: E402
+                             ldl_factor_ex, ldl_solve, lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp, solve_ex,
+                             solve_triangular, tensorinv, tensorsolve)
+from ._linalg_factor import _ldl_factor, _lu, _lu_factor, _lu_with_info, _triangular_solve_t  # noqa: E402,F401
+
+_RETURN_TYPES += _linalg_factor.RETURN_TYPES
+TOP_LEVEL.update(_linalg_factor.TOP_LEVEL)
+
 # matmul, diagonal, vecdot, vander: compositions kept with torch's other shape names
 from ._ops_shape import LINALG as _SHAPE_NAMES  # noqa: E402
 

@@ -233,6 +233,14 @@ LINALG = [
     ("svd_full", lambda L, a: L.linalg.svd(a, full_matrices=True)[1].sum() + L.linalg.svd(a)[0].abs().sum()),
     ("qr", lambda L, a: sum(t.abs().sum() for t in L.linalg.qr(a[:, :2]))),
     ("qr_square", lambda L, a: (L.linalg.qr(a)[0] * L.arange(9.0, dtype=L.float64).reshape(3, 3)).sum()),
+    # factorizations (declarations/ops/linalg_factor.yaml; more cases in test_linalg15.py)
+    ("lu_factor", lambda L, a: L.linalg.lu_factor(a).LU),
+    ("lu", lambda L, a: L.linalg.lu(a)[1].sum() + L.linalg.lu(a)[2].sum()),
+    ("lu_solve", lambda L, a: L.linalg.lu_solve(*L.linalg.lu_factor(a), a[:, :2] * 3)),
+    ("solve_triangular", lambda L, a: L.linalg.solve_triangular(a, a[:, :2] + 1, upper=True)),
+    ("cholesky_ex", lambda L, a: L.linalg.cholesky_ex(a).L),
+    ("inv_ex", lambda L, a: L.linalg.inv_ex(a).inverse),
+    ("solve_ex", lambda L, a: L.linalg.solve_ex(a, a[0] + 1).result),
 ]
 
 

@@ -128,6 +128,13 @@ Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const 
 Tensor svdvals_backward(const Tensor& gS, const Tensor& A);
 Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& A);
 Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& A, const std::string& mode);
+// factorizations (csrc/autograd/formulas_linalg.cpp)
+Tensor lu_factor_ex_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots);
+Tensor lu_solve_backward_LU(const Tensor& grad, const Tensor& LU, const Tensor& pivots, const Tensor& X, bool left,
+                            bool adjoint);
+Tensor lu_unpack_backward(const Tensor& gL, const Tensor& gU, IntList LU_sizes);
+Tensor solve_triangular_backward_A(const Tensor& grad, const Tensor& A, const Tensor& X, bool upper, bool left,
+                                   bool unitriangular);
 
 // nn (csrc/autograd/formulas_nn.cpp): the gradients of the losses, and the double
 // backward of softmax and of the activations' backward ops (grad: the incoming

@@ -32,6 +32,7 @@ class Loader {
     get(r.gemm, ("cblas_" + s + "gemm").c_str());
     get(r.gemv, ("cblas_" + s + "gemv").c_str());
     get(r.dot, ("cblas_" + s + "dot").c_str());
+    get(r.trsm, ("cblas_" + s + "trsm").c_str());
     Lapack<T>& l = r.lapack;
     get(l.getrf, ("LAPACKE_" + s + "getrf").c_str());
     get(l.getri, ("LAPACKE_" + s + "getri").c_str());
@@ -42,6 +43,9 @@ class Loader {
     get(l.gesdd, ("LAPACKE_" + s + "gesdd").c_str());
     get(l.syevd, ("LAPACKE_" + s + "syevd").c_str());
     get(l.gelsd, ("LAPACKE_" + s + "gelsd").c_str());
+    get(l.ormqr, ("LAPACKE_" + s + "ormqr").c_str());
+    get(l.sytrf, ("LAPACKE_" + s + "sytrf").c_str());
+    get(l.sytrs, ("LAPACKE_" + s + "sytrs").c_str());
   }
 
  private:

@@ -35,11 +35,21 @@ struct Lapack {
   blas_int (*gesdd)(int, char, blas_int, blas_int, T*, blas_int, T*, T*, blas_int, T*, blas_int);
   blas_int (*syevd)(int, char, char, blas_int, T*, blas_int, T*);
   blas_int (*gelsd)(int, blas_int, blas_int, blas_int, T*, blas_int, T*, blas_int, T*, T, blas_int*);
+  // the factorizations' solvers (kernels/linalg_factor.cpp)
+  blas_int (*ormqr)(int, char, char, blas_int, blas_int, blas_int, const T*, blas_int, const T*, T*, blas_int);
+  blas_int (*sytrf)(int, char, blas_int, T*, blas_int, blas_int*);
+  blas_int (*sytrs)(int, char, blas_int, blas_int, const T*, blas_int, const blas_int*, T*, blas_int);
 };
+
+// CBLAS's side, uplo and diag values (trsm).
+constexpr int kUpper = 121, kLower = 122, kNonUnit = 131, kUnit = 132, kLeft = 141, kRight = 142;
+template <class T>
+using trsm_fn = void (*)(int, int, int, int, int, blas_int, blas_int, T, const T*, blas_int, T*, blas_int);
 
 template <class T>
 struct Routines {
   gemm_fn<T> gemm;
+  trsm_fn<T> trsm;
   gemv_fn<T> gemv;
   dot_fn<T> dot;
   Lapack<T> lapack;

@@ -59,6 +59,7 @@ PyObject* wrap(std::vector<Tensor> ts);  // a tuple
 // torch.return_types.<name>: a named tuple type (a struct sequence), made once per name.
 PyTypeObject* named_tuple_type(const char* name, std::initializer_list<const char*> fields);
 PyObject* wrap_named(PyTypeObject* type, std::tuple<Tensor, Tensor> values);
+PyObject* wrap_named(PyTypeObject* type, std::tuple<Tensor, Tensor, Tensor> values);
 PyObject* wrap(std::tuple<Tensor, Tensor> values);  // a plain tuple
 PyObject* wrap(std::tuple<Tensor, Tensor, Tensor> values);
 PyObject* wrap(std::tuple<Tensor, Tensor, Tensor, Tensor> values);

@@ -96,6 +96,18 @@ PyObject* wrap_named(PyTypeObject* type, std::tuple<Tensor, Tensor> values) {
   return result.release();
 }
 
+PyObject* wrap_named(PyTypeObject* type, std::tuple<Tensor, Tensor, Tensor> values) {
+  Owned result(PyStructSequence_New(type));
+  if (!result) return nullptr;
+  Tensor items[] = {std::move(std::get<0>(values)), std::move(std::get<1>(values)), std::move(std::get<2>(values))};
+  for (int i = 0; i < 3; ++i) {
+    PyObject* item = wrap(std::move(items[i]));
+    if (!item) return nullptr;
+    PyStructSequence_SET_ITEM(result.get(), i, item);
+  }
+  return result.release();
+}
+
 PyObject* wrap(std::tuple<Tensor, Tensor> values) {
   return wrap(std::vector<Tensor>{std::move(std::get<0>(values)), std::move(std::get<1>(values))});
 }
