@@ -123,6 +123,10 @@ Tensor svdvals_backward(const Tensor& gS, const Tensor& A);
 Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& A);
 Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& A, const std::string& mode);
 
+// fft (csrc/autograd/formulas_fft.cpp): the gradients of _fft_r2c and _fft_c2r.
+Tensor fft_r2c_grad(const Tensor& grad, IntList dim, int64_t normalization, bool onesided, IntList self_sizes);
+Tensor fft_c2r_grad(const Tensor& grad, IntList dim, int64_t normalization);
+
 // nn (csrc/autograd/formulas_nn.cpp): the gradients of the losses, and the double
 // backward of softmax and of the activations' backward ops (grad: the incoming
 // gradient, grad_output: the backward op's own gradient input).
