@@ -207,6 +207,7 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
     "_compile": ("compile",),
     "_sparse": ("sparse_coo_tensor", "spmm"),
     "_sparse_csr": ("sparse_csr_tensor",),
+    "_stft": ("stft", "istft"),
     "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
     "_torch_alias": ("install_as_torch",),
     "nn._functional.top_level": ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout",

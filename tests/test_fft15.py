@@ -242,3 +242,58 @@ def test_gradcheck():
     assert ember.autograd.gradcheck(lambda x: efft.irfft(efft.rfft(x) * c, n=5), (x,))
     assert ember.autograd.gradcheck(lambda x: efft.hfft(efft.ifft(x, norm="ortho")[:, :3] * c, n=4), (x,))
     assert ember.autograd.gradcheck(lambda x: efft.irfftn(efft.fftn(x)[:, :3], s=(2, 5)), (x,))
+
+
+@pytest.mark.parametrize("kw", [
+    {"n_fft": 16}, {"n_fft": 16, "hop_length": 5, "win_length": 12, "window": "hann"},
+    {"n_fft": 15, "center": False, "normalized": True, "window": "hann15"},
+    {"n_fft": 16, "pad_mode": "constant", "onesided": False}, {"n_fft": 8, "batch": True, "window": "hann8"},
+])
+def test_stft_istft(kw):
+    kw = dict(kw)
+    batch = kw.pop("batch", False)
+    a = data((2, 60) if batch else (60,), "float64")
+    win = kw.pop("window", None)
+    wlen = kw.get("win_length", kw["n_fft"])
+    results = []
+    for lib in (ember, torch):
+        x = (ember.from_numpy if lib is ember else torch.from_numpy)(a.copy()).requires_grad_()
+        window = None if win is None else (ember.from_numpy if lib is ember else torch.from_numpy)(
+            np.hanning(wlen + 1)[:-1].copy())
+        with pytest.warns(UserWarning) if window is None else _nothing():
+            s = lib.stft(x, window=window, return_complex=True, **kw)
+        loss = (s.real * 0.3 + s.imag * 0.7).sum()
+        loss.backward()
+        ikw = {k: v for k, v in kw.items() if k not in ("pad_mode",)}
+        with pytest.warns(UserWarning) if window is None else _nothing():
+            y = lib.istft(s.detach(), window=window, length=60 if kw.get("center", True) else None, **ikw)
+        results.append((s, x.grad, y))
+    for e, t in zip(*results):
+        close(e, t)
+    # ember's Tensor method and the real-pairs form
+    e = ember.from_numpy(a.copy()).stft(16, window=ember.ones(16), return_complex=True)
+    with pytest.warns(UserWarning):
+        r = ember.stft(ember.from_numpy(a.copy()), 16, window=ember.ones(16), return_complex=False)
+    assert tuple(r.shape) == tuple(e.shape) + (2,)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        return False
+
+
+def test_stft_errors():
+    x = ember.ones(100)
+    for fn in (lambda: ember.stft(x, 16), lambda: ember.stft(x, 200, center=False, return_complex=True),
+               lambda: ember.stft(x, 16, hop_length=0, return_complex=True),
+               lambda: ember.stft(x, 16, win_length=20, return_complex=True),
+               lambda: ember.stft(x, 16, window=ember.ones(10), return_complex=True),
+               lambda: ember.stft(x.to(ember.complex64), 16, onesided=True, return_complex=True),
+               lambda: ember.stft(x.view(2, 5, 10), 4, return_complex=True),
+               lambda: ember.istft(ember.ones(9, 26), 16, window=ember.ones(16)),
+               lambda: ember.istft(ember.ones(9, 26, dtype=ember.complex64), 15, window=ember.ones(15))):
+        with pytest.raises(RuntimeError):
+            fn()
