@@ -430,7 +430,6 @@ void Kernels<R>::c2r(const C* in, R* out, int64_t n, int64_t howmany, int64_t is
   }
 }
 
-template struct Kernels<float>;
-template struct Kernels<double>;
-
 }  // namespace ember::kernels::fft
+
+#include "kernel_instances_fft.h"  // generated: Kernels<float>, Kernels<double>

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <vector>
 #include "core/parallel.h"
 #include "kernels/fft.h"
 #include "ops/internal.h"
@@ -42,7 +43,7 @@ double norm_scale(int64_t normalization, double n) {
 // output stride, split across threads. sizes[d] is ignored (it may differ between the two).
 template <class F>
 void for_lines(IntList sizes, IntList is, IntList os, int64_t d, int64_t n, F&& run) {
-  Dims bs, bis, bos;
+  std::vector<int64_t> bs, bis, bos;
   for (int64_t i = 0; i < int64_t(sizes.size()); ++i)
     if (i != d && sizes[i] != 1) bs.push_back(sizes[i]), bis.push_back(is[i]), bos.push_back(os[i]);
   int64_t total = 1;
@@ -185,7 +186,7 @@ Tensor _fft_r2c(const Tensor& self, IntList dim, int64_t normalization, bool one
     // the other dims over the one-sided half, in place
     Dims half_sizes(self.sizes());
     half_sizes[last] = half;
-    const Dims rest(dims.begin(), dims.end() - 1);
+    const std::vector<int64_t> rest(dims.data(), dims.data() + dims.size() - 1);
     c2c_dims<R>(o, os, o, os, half_sizes, rest, true, 1.0);
     if (!onesided) fill_conjugate_half<R>(o, out.sizes(), os, dims, half);
   });
@@ -212,7 +213,7 @@ Tensor _fft_c2r(const Tensor& self, IntList dim, int64_t normalization, int64_t 
   Dims half_sizes(self.sizes());
   half_sizes[last] = half;
   // the other dims first (inverse, unscaled), into a fresh tensor of the one-sided half
-  const Dims rest(dims.begin(), dims.end() - 1);
+  const std::vector<int64_t> rest(dims.data(), dims.data() + dims.size() - 1);
   Tensor tmp = rest.empty() ? self : empty_tensor(half_sizes, self.dtype());
   PinnedWork work({&self, &tmp, &out}, out.numel());
   visit_complex(self.dtype(), [&](auto tag) {
