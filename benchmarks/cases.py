@@ -425,6 +425,21 @@ def small_jacfwd(torch):
     return step
 
 
+# complex numbers (issue 15): a complex64 product of 16M elements, and its sum
+def complex_pair(lib):
+    return lib.full((N_EW,), 1.5 - 0.5j, dtype=lib.complex64), lib.full((N_EW,), 2.5 + 1j, dtype=lib.complex64)
+
+
+def complex_mul_big(lib):
+    a, b = complex_pair(lib)
+    return lambda: a * b
+
+
+def complex_sum_big(lib):
+    a, _ = complex_pair(lib)
+    return lambda: a.sum()
+
+
 def mlp_train_step(sizes, batch, loss_name):
     """The setup of one SGD step of an MLP of the given layer sizes (ReLU between) on a
     fixed batch: forward, the loss, backward, update (nn, autograd and optim together)."""
@@ -549,6 +564,8 @@ CASES: list[Case] = [
     Case("max_pool2d fwd+bwd 8x64x112² 3x3/2 float32 contiguous", torch=max_pool_fwd_bwd("contiguous_format")),
     Case("max_pool2d fwd+bwd 8x64x112² 3x3/2 float32 channels_last", torch=max_pool_fwd_bwd("channels_last")),
     Case("func.jvp through a 3-layer tanh MLP 256 wide (batch 64)", torch=mlp_jvp),
+    Case("a * b 16M complex64", torch=complex_mul_big, numpy=complex_mul_big, bytes=3 * 8 * N_EW),
+    Case("a.sum() 16M complex64", torch=complex_sum_big, numpy=complex_sum_big, bytes=8 * N_EW),
     Case("func.jacfwd of softmax(W sin x), 16 inputs", torch=small_jacfwd),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
          torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),

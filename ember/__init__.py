@@ -37,6 +37,7 @@ from ._finfo import finfo, iinfo
 from ._tensor import Tensor
 from ._functional import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, diff
 from ._tensor_str import set_printoptions
+from . import _complex
 from .storage import TypedStorage, UntypedStorage
 from . import _legacy, autograd, linalg, storage as _storage
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad
@@ -68,7 +69,10 @@ globals().update(_legacy.TENSOR_CLASSES)
 globals().update(_storage.STORAGE_CLASSES)
 del _name
 globals().update(linalg.TOP_LEVEL)
+_complex.install(Tensor, globals())
 norm = linalg._norm
+from . import _ops_math  # noqa: E402  (isin, quantile, cov, histogram, gcd, windows, ...: composed ops)
+globals().update(_ops_math.TOP_LEVEL)
 chain_matmul = linalg._chain_matmul
 
 
@@ -200,8 +204,8 @@ from . import __config__  # noqa: E402
 
 # ---- parts imported on first use, so that `import ember` stays fast ----
 _LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions", "fft", "func",
-                           "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "sparse",
-                           "utils"})
+                           "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "signal",
+                           "sparse", "utils"})
 _LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it
     "serialization": ("save", "load"),
     "_compile": ("compile",),
@@ -228,6 +232,14 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
 }.items() for name in names}
 
 
+# torch's shape, view and alias names composed in Python, and its top-level in-place
+# aliases (ember.abs_(x) is x.abs_()): ember/_ops_shape.py
+from . import _ops_shape  # noqa: E402
+
+globals().update(_ops_shape.FUNCTIONS)
+globals().update(_ops_shape.inplace_aliases(Tensor, set(globals()) | set(_LAZY_NAMES)))  # after every Tensor method
+
+
 def __getattr__(name):
     import importlib
 
@@ -237,7 +249,7 @@ def __getattr__(name):
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise _ops_shape.missing_attribute(__name__, name, "torch")  # says so when torch has the name
 
 
 def __dir__():

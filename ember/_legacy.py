@@ -29,7 +29,7 @@ def _make_tensor_classes() -> dict:
     for name in _C._dtype_names:
         dtype = getattr(_C, name)
         cls_name = tensor_class_name(dtype)
-        if cls_name in classes:
+        if cls_name in classes or dtype.is_complex:  # torch has no ComplexFloatTensor
             continue
         classes[cls_name] = _LegacyTensorMeta(cls_name, (Tensor,), {
             "dtype": dtype,

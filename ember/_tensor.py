@@ -362,3 +362,27 @@ def _add_linalg_methods():
 
 
 _add_linalg_methods()
+
+
+def _add_math_methods():
+    """quantile(), cov(), histogram(), gcd(), frexp(), put_(), index_reduce(), ...: ember/_ops_math.py's."""
+    from ._ops_math import METHODS
+
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+
+
+_add_math_methods()
+
+
+def _add_shape_methods():
+    """ember/_ops_shape.py's methods (t_, hsplit, sum_to_size, ...) and properties (H, mH, mT)."""
+    from ._ops_shape import METHODS, PROPERTIES
+
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in PROPERTIES.items():
+        setattr(Tensor, name, property(fn, doc=fn.__doc__))
+
+
+_add_shape_methods()

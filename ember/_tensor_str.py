@@ -189,6 +189,20 @@ class _Formatter:
         return self._text(value).rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Complex elements as torch prints them: the real parts aligned by one formatter,
+    the imaginary parts, signed and unpadded, by another (``1.5000+2.j``)."""
+
+    def __init__(self, values):
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value):
+        imag = self.imag.format(value.imag).lstrip() + "j"
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _format_data(data, ndim, formatter, indent):
     """Text of gathered ``data`` (``ndim`` dimensions) whose first line starts at
     column ``indent``; later lines are indented to align under the first bracket."""
@@ -212,7 +226,10 @@ def _body(t, indent):
         return "[...]"
     data = _gather(t, summarize, PRINT_OPTS.edgeitems)
     values = _flatten(data, t.dim(), [])
-    formatter = _Formatter(values, t.dtype.is_floating_point)
+    if getattr(t.dtype, "is_complex", False):  # stand-ins in the printing tests have none
+        formatter = _ComplexFormatter(values)
+    else:
+        formatter = _Formatter(values, t.dtype.is_floating_point)
     return _format_data(data, t.dim(), formatter, indent)
 
 
@@ -263,16 +280,23 @@ def format_tensor(t, default_dtype, prefix="tensor(", suffix_of=None):
         body = "[]"
         if t.dim() != 1:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype != default_dtype:
+        if t.dtype != default_dtype:  # an empty complex64 is named too, as torch
             suffixes.append(f"dtype={t.dtype}")
     else:
         body = _body(t, indent)
         # With no edge items nothing of the shape is visible, so it is spelled out.
         if PRINT_OPTS.edgeitems == 0:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype != default_dtype and _dtype_name(t.dtype) not in ("int64", "bool"):
+        if (t.dtype != default_dtype and _dtype_name(t.dtype) not in ("int64", "bool")
+                and not _is_default_complex(t.dtype, default_dtype)):
             suffixes.append(f"dtype={t.dtype}")
     return _add_suffixes(prefix + body, suffixes + _grad_suffixes(original), indent)
+
+
+def _is_default_complex(dtype, default_dtype):
+    """complex64 under a float32 default (complex128 under float64) is not named, as torch."""
+    return (getattr(dtype, "is_complex", False) and default_dtype.is_floating_point
+            and dtype == default_dtype.to_complex())
 
 
 def _grad_suffixes(t):

@@ -132,7 +132,8 @@ def eigh(A, UPLO="L", *, out=None):
 _TYPE_NAMES = {"float32": ("Float", "float"), "float64": ("Double", "double"), "float16": ("Half", "c10::Half"),
                "bfloat16": ("BFloat16", "c10::BFloat16"), "int64": ("Long", "long int"), "int32": ("Int", "int"),
                "int16": ("Short", "short int"), "int8": ("Char", "signed char"), "uint8": ("Byte", "unsigned char"),
-               "bool": ("Bool", "bool")}
+               "bool": ("Bool", "bool"), "complex64": ("ComplexFloat", "c10::complex<float>"),
+               "complex128": ("ComplexDouble", "c10::complex<double>")}
 
 
 def _type_name(dtype, cpp=False):
@@ -634,3 +635,14 @@ def _chain_matmul(*matrices, out=None):
 # name -> function for ember's namespace and (with the same argument order) Tensor methods
 TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_tuple, "logdet": _logdet, "pinverse": _pinverse,
              "matrix_power": matrix_power}
+
+# matmul, diagonal, vecdot, vander: compositions kept with torch's other shape names
+from ._ops_shape import LINALG as _SHAPE_NAMES  # noqa: E402
+
+globals().update(_SHAPE_NAMES)
+
+
+def __getattr__(name):
+    from ._ops_shape import missing_attribute
+
+    raise missing_attribute(__name__, name, "torch.linalg")  # says so when torch has the name

@@ -118,8 +118,6 @@ def test_numpy_negative_strides_refused():
 
 def test_numpy_unsupported_dtype():
     with pytest.raises(RuntimeError, match="unsupported dtype"):
-        ember.from_dlpack(np.ones(3, np.complex64))
-    with pytest.raises(RuntimeError, match="unsupported dtype"):
         ember.from_dlpack(np.ones(3, np.uint16))
 
 
@@ -361,7 +359,7 @@ def test_read_only_flag_copies_and_releases():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(code=2, bits=128), "unsupported dtype"),
-    (dict(code=5, bits=64), "unsupported dtype"),
+    (dict(code=5, bits=32), "unsupported dtype"),  # complex32
     (dict(code=2, bits=64, lanes=2), "lanes"),
     (dict(ndim=-1), "ndim"),
     (dict(ndim=100000), "ndim"),

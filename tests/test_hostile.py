@@ -551,6 +551,6 @@ def test_from_numpy_empty_strides():
 
 
 def test_from_numpy_dtypes_ember_lacks():
-    for a in (np.arange(3, dtype=np.uint16), np.array([1 + 2j]), np.array(["a"]), np.array([object()])):
+    for a in (np.arange(3, dtype=np.uint16), np.array(["a"]), np.array([object()])):
         with pytest.raises(TypeError):
             ember.from_numpy(a)

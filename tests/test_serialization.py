@@ -628,8 +628,7 @@ def test_zip64_records_stay_aligned(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_what_ember_lacks_fails_by_name(fmt):
-    for t, name in ((torch.ones(2, dtype=torch.complex64), "torch.ComplexFloatStorage"),
-                    (torch.ones(2, dtype=torch.uint16), "torch.uint16")):
+    for t, name in ((torch.ones(2, dtype=torch.uint16), "torch.uint16"),):
         if fmt == "legacy" and name == "torch.uint16":
             continue  # torch writes no legacy file of it
         with pytest.raises(RuntimeError, match=f"holds {name}, which ember does not support"):

@@ -29,6 +29,8 @@ Tensor fit(const Tensor& grad, const InputMeta& m, const Node& producer, size_t 
                 " - got ", sizes_str(g.sizes()), " but expected shape compatible with ", sizes_str(m.shape));
     g = api::sum_to(g, m.shape);
   }
+  // a complex gradient of a real input is its real part (torch's convention)
+  if (is_complex(g.dtype()) && !is_complex(m.dtype)) g = api::real(g);
   if (g.dtype() != m.dtype) g = api::to_dtype(g, m.dtype, false, false, std::nullopt);
   return g;
 }

@@ -58,13 +58,13 @@ Tensor operator+(const Tensor& a, double s) { return add_Tensor(a, scalar(s, a),
 Tensor operator-(const Tensor& a, double s) { return sub_Tensor(a, scalar(s, a), kOne); }
 Tensor operator-(double s, const Tensor& a) { return sub_Tensor(scalar(s, a), a, kOne); }
 Tensor operator*(const Tensor& a, const Scalar& s) {
-  if (!s.is_floating() && !s.is_bool() && s.to_int64() == 1) return a;
+  if (s.is_integral() && !s.is_bool() && s.to_int64() == 1) return a;
   return mul_Tensor(a, ops::wrapped_number(s));
 }
 Tensor operator/(const Tensor& a, const Scalar& s) { return div_Tensor(a, ops::wrapped_number(s)); }
 
 Tensor scalar(double v, const Tensor& like) {
-  return ops::scalar_tensor(Scalar(v), is_floating(like.dtype()) ? like.dtype() : ScalarType::Float32);
+  return ops::scalar_tensor(Scalar(v), is_inexact(like.dtype()) ? like.dtype() : ScalarType::Float32);
 }
 Tensor zeros_of(IntList sizes, ScalarType dtype) { return ops::zeros(sizes, dtype); }
 Tensor zero_grad_like(const Tensor& grad) { return ops::zeros_like(grad, std::nullopt, std::nullopt); }
@@ -515,19 +515,42 @@ Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<doub
   return masked_fill_Scalar(g, out, Scalar(std::numeric_limits<double>::quiet_NaN()));
 }
 
+Scalar conj_scalar(const Scalar& s) { return s.is_complex() ? Scalar(std::conj(s.to_complex())) : s; }
+
+// d angle(z): i z / |z|^2 (0 at z = 0); a real input's angle is piecewise constant.
+Tensor angle_backward(const Tensor& grad, const Tensor& self) {
+  if (!is_complex(self.dtype())) return zeros_like(self, std::nullopt, std::nullopt);
+  Tensor i = ops::scalar_tensor(Scalar(std::complex<double>(0, 1)), self.dtype());
+  Tensor a = abs(self);
+  Tensor g = grad * self * i / (a * a);
+  return where_self(eq_Tensor(self, scalar(0.0, self)), scalar(0.0, g), g);
+}
+
+// polar's angle: Re(grad * conj(i out)) = Re(-i grad conj(out)).
+Tensor angle_backward_polar(const Tensor& grad, const Tensor& result) {
+  Tensor minus_i = ops::scalar_tensor(Scalar(std::complex<double>(0, -1)), result.dtype());
+  return real(grad * minus_i * conj(result));
+}
+
+Tensor real_part(const Tensor& grad) { return real(grad); }
+
+Tensor imag_of_grad(const Tensor& grad) {
+  return is_complex(grad.dtype()) ? imag(grad) : zeros_like(grad, std::nullopt, std::nullopt);
+}
+
 Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& other) {
   return -grad * self / (other * other);
 }
 
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
   Tensor e = as_dtype(exponent, grad.dtype());
-  Tensor g = grad * e * pow_Tensor(self, e - 1.0);
+  Tensor g = grad * conj(e * pow_Tensor(self, e - 1.0));
   return masked_fill_Scalar(g, eq_Tensor(e, scalar(0.0, e)), Scalar(0.0));
 }
 
 Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result) {
   Tensor s = as_dtype(self, grad.dtype());
-  Tensor g = grad * result * log(s);
+  Tensor g = grad * conj(result * log(s));
   Tensor zero_base = logical_and(eq_Tensor(s, scalar(0.0, s)), ge_Tensor(exponent, scalar(0.0, s)));
   return masked_fill_Scalar(g, zero_base, Scalar(0.0));
 }

@@ -96,6 +96,12 @@ Tensor slice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64
 // Pointwise
 Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps);
 Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& other);
+// complex numbers (Note [Complex dtypes])
+Scalar conj_scalar(const Scalar& s);
+Tensor angle_backward(const Tensor& grad, const Tensor& self);
+Tensor angle_backward_polar(const Tensor& grad, const Tensor& result);
+Tensor imag_of_grad(const Tensor& grad);
+Tensor real_part(const Tensor& grad);  // real(grad), for formulas whose arguments are named real
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent);
 Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result);
 Tensor copysign_grad(const Tensor& grad, const Tensor& self, const Tensor& result);

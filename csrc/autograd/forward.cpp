@@ -91,11 +91,16 @@ void set_tangent(const Tensor& t, const Tensor& value) {
   EMBER_CHECK(!has_tangent(t), Runtime,
               "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level 0 is not "
               "supported.");
+  // element_wise rules reuse the backward formulas, whose conjugates are reverse mode's
+  EMBER_CHECK(!is_complex(t.dtype()) && !is_complex(value.dtype()), NotImplemented,
+              "ember's forward-mode AD does not support complex tensors yet (Note [Complex dtypes])");
   store(t, value);
 }
 
 void give_tangent(const Tensor& t, Tensor value, bool in_place) {
   if (!t.defined() || !value.defined() || !differentiable_dtype(t.dtype())) return;
+  EMBER_CHECK(!is_complex(t.dtype()), NotImplemented,
+              "ember's forward-mode AD does not support complex tensors yet (Note [Complex dtypes])");
   Suspend suspend;
   if (value.dtype() != t.dtype()) value = api::to_dtype(value, t.dtype(), false, false, std::nullopt);
   if (value.sizes() != t.sizes()) value = api::clone(api::expand(value, t.sizes(), false), std::nullopt);

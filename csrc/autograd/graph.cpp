@@ -42,7 +42,7 @@ AutogradMeta& ensure_meta(const Tensor& t) {
   return *slot;
 }
 
-bool differentiable_dtype(ScalarType dt) { return is_floating(dt); }
+bool differentiable_dtype(ScalarType dt) { return is_inexact(dt); }
 
 void set_requires_grad(const Tensor& t, bool flag) {
   AutogradMeta* m = meta(t);

@@ -52,6 +52,11 @@ void rebase_history(const Tensor& self, const Ref<Node>& node) {
   m.requires_grad = false;
 }
 
+void fail_complex_grad(const char* op) {
+  fail(ErrorKind::NotImplemented, "the derivative of '", op,
+       "' is not implemented for complex tensors in ember yet (Note [Complex dtypes])");
+}
+
 void fail_out_requires_grad(const char* op) {
   fail(ErrorKind::Runtime, op,
        "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments "

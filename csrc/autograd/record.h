@@ -24,6 +24,22 @@ void add_edges(std::vector<Edge>& edges, const std::vector<Tensor>& ts, const Re
   add_edges(edges, rest...);
 }
 
+// Whether an op's differentiable inputs include a complex tensor: ops whose formulas are
+// not marked complex in derivatives.yaml refuse to record one (Note [Complex dtypes]),
+// rather than give a gradient without torch's conjugates.
+inline bool any_complex() { return false; }
+template <class... Rest>
+bool any_complex(const Tensor& t, const Rest&... rest) {
+  return (t.defined() && is_complex(t.dtype())) || any_complex(rest...);
+}
+template <class... Rest>
+bool any_complex(const std::vector<Tensor>& ts, const Rest&... rest) {
+  for (const Tensor& t : ts)
+    if (t.defined() && is_complex(t.dtype())) return true;
+  return any_complex(rest...);
+}
+[[noreturn]] void fail_complex_grad(const char* op);
+
 // result becomes output `output_nr` of node (its grad_fn); integer results get no history.
 void set_history(const Tensor& result, Node* node);
 void set_history(const std::vector<Tensor>& results, Node* node);

@@ -2,11 +2,19 @@
 
 namespace ember {
 
+void fail_complex_dtype(ScalarType t) {
+  fail(ErrorKind::NotImplemented, "ember does not implement this operation for complex tensors yet (dtype ",
+       type_name(t), ")");
+}
+
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   const DTypeInfo &ia = info(a), &ib = info(b);
   if (ia.kind == DTypeKind::Bool) return b;
   if (ib.kind == DTypeKind::Bool) return a;
+  // complex wins; its part type is the promotion of the parts (complex64 + float64 is complex128)
+  if (ia.kind == DTypeKind::Complex || ib.kind == DTypeKind::Complex)
+    return to_complex(promote_types(to_real(a), to_real(b)));
   bool fa = ia.kind == DTypeKind::Float, fb = ib.kind == DTypeKind::Float;
   if (fa != fb) return fa ? a : b;
   if (fa) {  // two different floats: the wider; float16 with bfloat16 meet at float32

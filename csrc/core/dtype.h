@@ -2,6 +2,7 @@
 // generated dtype_list.h (tools/codegen reads declarations/dtypes.yaml); this header adds
 // what is written by hand: the compute type of each storage type, casts and promotion.
 #pragma once
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -14,6 +15,29 @@ namespace ember {
 inline const DTypeInfo& info(ScalarType t) { return kDTypes[static_cast<int>(t)]; }
 inline int64_t itemsize(ScalarType t) { return info(t).itemsize; }
 inline bool is_floating(ScalarType t) { return info(t).kind == DTypeKind::Float; }
+inline bool is_complex(ScalarType t) { return info(t).kind == DTypeKind::Complex; }
+// floating or complex: the dtypes that take gradients and that float ops accept
+inline bool is_inexact(ScalarType t) { return is_floating(t) || is_complex(t); }
+// Note [Complex dtypes]
+// complex64 and complex128 are std::complex<float> and std::complex<double>: (real,
+// imag) pairs, as numpy and torch store them. They are opt-in: visit_dtype covers the
+// real dtypes and raises NotImplementedError for a complex one, so a kernel written for
+// ordered numbers is never instantiated with a complex type; code that handles complex
+// calls visit_any_dtype. The element-moving families (copy, fill) are instantiated for
+// every dtype; complex arithmetic is the complex family's (kernels/complex.cpp), which
+// the elementwise engine calls for the entries it lists. Casts follow torch: to a real
+// type the imaginary part is dropped (copy_ warns), from one it is zero.
+// The complex dtype whose parts are t (float32 -> complex64); the part type of a complex t.
+inline ScalarType to_complex(ScalarType t) {
+  return t == ScalarType::Float64 ? ScalarType::ComplexDouble : is_complex(t) ? t : ScalarType::ComplexFloat;
+}
+inline ScalarType to_real(ScalarType t) {
+  return t == ScalarType::ComplexDouble ? ScalarType::Float64 : t == ScalarType::ComplexFloat ? ScalarType::Float32 : t;
+}
+template <class T> struct is_complex_type : std::false_type {};
+template <class R> struct is_complex_type<std::complex<R>> : std::true_type {};
+template <class T> inline constexpr bool is_complex_v = is_complex_type<T>::value;
+
 inline bool is_integral(ScalarType t, bool include_bool) {
   DTypeKind k = info(t).kind;
   return k == DTypeKind::Signed || k == DTypeKind::Unsigned || (include_bool && k == DTypeKind::Bool);
@@ -48,6 +72,13 @@ template <class To, class From>
 inline To cast(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
+  } else if constexpr (is_complex_v<From>) {
+    if constexpr (is_complex_v<To>) return To(typename To::value_type(x.real()), typename To::value_type(x.imag()));
+    else if constexpr (std::is_same_v<To, bool>) return x.real() != 0 || x.imag() != 0;
+    else return cast<To>(x.real());
+  } else if constexpr (is_complex_v<To>) {
+    using R = typename To::value_type;
+    return To(cast<R>(x), R(0));
   } else if constexpr (std::is_same_v<To, bool>) {
     return static_cast<compute_t<From>>(x) != compute_t<From>(0);
   } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {

@@ -63,7 +63,7 @@ void copy_typed(const Tensor& dst, const Tensor& src) {
 
 template <class Dst>
 void Kernels<Dst>::copy(const Tensor& dst, const Tensor& src) {
-  visit_dtype(src.dtype(), [&](auto tag) {
+  visit_any_dtype(src.dtype(), [&](auto tag) {
     using Src = typename decltype(tag)::type;
     copy_typed<Dst, Src>(dst, src);
   });

@@ -77,8 +77,10 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   check_no_internal_overlap(self, "copy_");
   Tensor from = unaliased_source(self, src, "copy_");
   if (from.sizes() != self.sizes()) from = expand(from, self.sizes(), false);
+  if (is_complex(from.dtype()) && !is_complex(self.dtype()))
+    warn("Casting complex values to real discards the imaginary part");
   self.storage()->bump_version();
-  launch(self.dtype(), [&](auto tag) {
+  launch_any(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::copy::Kernels<T>::copy(self, from);
   });
@@ -154,10 +156,11 @@ Scalar item(const Tensor& self) {
   EMBER_CHECK(self.device().type != DeviceType::Meta, Runtime, "Tensor.item() cannot be called on meta tensors");
   if (!self.is_cpu()) return item(to_device_of(self, Device()));  // one element to the host
   check_bounds(self);
-  return visit_dtype(self.dtype(), [&](auto tag) -> Scalar {
+  return visit_any_dtype(self.dtype(), [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
     const T v = load<T>(self.data());
-    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
+    if constexpr (is_complex_v<T>) return Scalar(std::complex<double>(v.real(), v.imag()));
+    else if constexpr (std::is_same_v<T, bool>) return Scalar(v);
     else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
     else return Scalar(static_cast<double>(static_cast<compute_t<T>>(v)));
   });
@@ -165,7 +168,7 @@ Scalar item(const Tensor& self) {
 
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype) {
   Tensor out = empty_tensor({}, dtype);
-  launch(dtype, [&](auto tag) {
+  launch_any(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     *reinterpret_cast<T*>(out.data()) = value.to<T>();
   });
@@ -184,6 +187,8 @@ const char* cpp_name(ScalarType t) {
     case ScalarType::Int8: return "signed char";
     case ScalarType::UInt8: return "unsigned char";
     case ScalarType::Bool: return "bool";
+    case ScalarType::ComplexFloat: return "c10::complex<float>";
+    case ScalarType::ComplexDouble: return "c10::complex<double>";
   }
   return "?";
 }
@@ -203,7 +208,7 @@ const char* overflow_name(ScalarType t) {
 }
 
 bool number_fits(const Scalar& value, ScalarType dtype) {
-  return visit_dtype(dtype, [&](auto tag) { return fits<typename decltype(tag)::type>(value); });
+  return visit_any_dtype(dtype, [&](auto tag) { return fits<typename decltype(tag)::type>(value); });
 }
 
 }  // namespace
@@ -233,7 +238,7 @@ void check_number_fits(const Scalar& value, ScalarType dtype) {
 
 Tensor fill_unchecked(const Tensor& self, const Scalar& value) {
   self.storage()->bump_version();
-  launch(self.dtype(), [&](auto tag) {
+  launch_any(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::fill::Kernels<T>::fill(self, value);
   });

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include "kernel_ops.h"  // generated: the elementwise families
+#include "kernels/complex.h"
 #include "kernels/loops.h"
 #include "ops/internal.h"
 #include "ops/geometry.h"
@@ -16,20 +17,29 @@ namespace {
 // torch ranks operands in three tiers: tensors with dims, 0-dim tensors, and wrapped
 // numbers (Python scalars; a float one counts as the default dtype). Each tier promotes
 // within itself. A lower tier changes the result only when it is of a higher kind
-// (bool < integral < floating) than the tiers above it: int32 tensor + 2.5 is float32,
-// int32 tensor + 0-dim int64 tensor stays int32, uint8 tensor + 300 stays uint8.
+// (bool < integral < floating < complex) than the tiers above it: int32 tensor + 2.5 is
+// float32, int32 tensor + 0-dim int64 tensor stays int32, uint8 tensor + 300 stays uint8,
+// float32 tensor + 1j is complex64 and float64 tensor + 1j complex128.
 using Tier = std::optional<ScalarType>;
 
 Tier promote(Tier a, ScalarType b) { return a ? promote_types(*a, b) : b; }
 
+int category(ScalarType t) {
+  return t == ScalarType::Bool ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1;
+}
+
 Tier combine(Tier higher, Tier lower) {
   if (!higher) return lower;
-  if (!lower || is_floating(*higher)) return higher;
-  if (*higher == ScalarType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
-  return higher;
+  if (!lower || category(*higher) >= category(*lower)) return higher;
+  // a complex lower tier keeps a floating higher tier's width (float32 tensor * 0-dim
+  // complex128 is complex64) and wins over integers as it is
+  if (is_complex(*lower)) return is_floating(*higher) ? to_complex(*higher) : *lower;
+  return promote_types(*higher, *lower);
 }
 
 bool supports(DTypes set, ScalarType t) {
+  // complex: the complex family decides which entries (Note [Complex dtypes])
+  if (is_complex(t)) return set == DTypes::All || set == DTypes::NoBool || set == DTypes::Floating || set == DTypes::Signed;
   switch (set) {
     case DTypes::All: return true;
     case DTypes::NoBool: return t != ScalarType::Bool;
@@ -86,19 +96,30 @@ Dims layout_strides(IntList shape, const Tensor* ins, int n) {
   return ordered_strides(shape, ins, n, false);
 }
 
-// The shared body of every family: kernel(T tag, loop) runs the family's entry.
+// What an entry does with complex inputs: whether the complex family has it, and whether
+// its result is real (abs).
+struct ComplexEntry {
+  bool supported = false;
+  bool real_result = false;
+};
+
+// The shared body of every family: kernel(T tag, loop) runs the family's entry, T a
+// complex type where the compute dtype is complex.
 template <class Kernel>
-Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, const Out& out, Kernel&& kernel) {
+Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, const Out& out, ComplexEntry cx,
+           Kernel&& kernel) {
   const int first = spec.condition ? 1 : 0;
   if (spec.condition)
     EMBER_CHECK(ins[0]->dtype() == ScalarType::Bool, Runtime,
                 spec.name, " expected condition to be a boolean tensor, but got a tensor with dtype ",
                 type_name(ins[0]->dtype()));
   ScalarType compute = spec.promote == Promote::Same ? ins[first]->dtype() : result_type(ins + first, n - first);
-  if (spec.promote == Promote::Float && !is_floating(compute)) compute = default_dtype();
-  EMBER_CHECK(supports(spec.dtypes, compute), NotImplemented, "\"", spec.name, "_cpu\" not implemented for '",
-              type_name(compute), "'");
-  const ScalarType result = bool_out ? ScalarType::Bool : compute;
+  if (spec.promote == Promote::Float && !is_inexact(compute)) compute = default_dtype();
+  EMBER_CHECK(supports(spec.dtypes, compute) && (cx.supported || !is_complex(compute)), NotImplemented, "\"",
+              spec.name, "_cpu\" not implemented for '", type_name(compute), "'");
+  const ScalarType result = bool_out                                 ? ScalarType::Bool
+                            : cx.real_result && is_complex(compute) ? to_real(compute)
+                                                                    : compute;
   if (out.tensor.defined() && !out.inplace) {
     const ScalarType o = out.tensor.dtype();
     EMBER_CHECK(spec.out_dtype != OutDType::Exact || o == result, Runtime, "Found dtype ", type_name(o),
@@ -149,7 +170,7 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
   const Tensor* operands[4] = {&w, &in[0], &in[1], &in[2]};
   kernels::Loop loop = kernels::make_loop(operands, n + 1);
   if (out.tensor.defined()) dst.storage()->bump_version();  // a fresh result starts at version 0
-  launch(compute, [&](auto tag) { kernel(tag, loop); });
+  launch_any(compute, [&](auto tag) { kernel(tag, loop); });
   if (!w.is_same(dst)) copy_(dst, w, false);
   return dst;
 }
@@ -161,7 +182,9 @@ ScalarType result_type(const Tensor* const* tensors, int n) {
   for (int k = 0; k < n; ++k) {
     const Tensor& t = *tensors[k];
     if (t.impl()->wrapped_number) {
-      wrapped = promote(wrapped, is_floating(t.dtype()) ? default_dtype() : t.dtype());
+      wrapped = promote(wrapped, is_floating(t.dtype())  ? default_dtype()
+                                 : is_complex(t.dtype()) ? to_complex(default_dtype())
+                                                         : t.dtype());
     } else if (t.dim() == 0) {
       zero_dim = promote(zero_dim, t.dtype());
     } else {
@@ -172,6 +195,7 @@ ScalarType result_type(const Tensor* const* tensors, int n) {
 }
 
 bool can_cast(ScalarType from, ScalarType to) {
+  if (is_complex(from) && !is_complex(to)) return false;
   if (is_floating(from) && is_integral(to, true)) return false;
   return !(from != ScalarType::Bool && to == ScalarType::Bool);
 }
@@ -219,49 +243,52 @@ Tensor resize_(const Tensor& self, IntList size) {
   return self;
 }
 
+// Runs family F's entry for T, or the complex family's for a complex T.
+#define EMBER_ELEMENTWISE_KERNEL(family, method)                                            \
+  [&](auto tag, const kernels::Loop& loop) {                                                \
+    using T = typename decltype(tag)::type;                                                 \
+    if constexpr (is_complex_v<T>)                                                          \
+      kernels::complex::Kernels<typename T::value_type>::method(op, loop, args.begin());    \
+    else                                                                                    \
+      kernels::family::Kernels<T>::run(op, loop, args.begin());                             \
+  }
+
 Tensor unary(kernels::UnaryOp op, const Spec& spec, const Tensor& a, std::initializer_list<Scalar> args,
              const Out& out) {
   const Tensor* ins[] = {&a};
-  return run(spec, false, ins, 1, out, [&](auto tag, const kernels::Loop& loop) {
-    kernels::unary::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
-  });
+  const ComplexEntry cx{kernels::complex::supports(op), kernels::complex::real_result(op)};
+  return run(spec, false, ins, 1, out, cx, EMBER_ELEMENTWISE_KERNEL(unary, unary));
 }
 
 Tensor predicate(kernels::PredicateOp op, const Spec& spec, const Tensor& a, std::initializer_list<Scalar> args,
                  const Out& out) {
   const Tensor* ins[] = {&a};
-  return run(spec, true, ins, 1, out, [&](auto tag, const kernels::Loop& loop) {
-    kernels::predicate::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
-  });
+  return run(spec, true, ins, 1, out, {kernels::complex::supports(op)}, EMBER_ELEMENTWISE_KERNEL(predicate, predicate));
 }
 
 Tensor binary(kernels::BinaryOp op, const Spec& spec, const Tensor& a, const Tensor& b,
               std::initializer_list<Scalar> args, const Out& out) {
   const Tensor* ins[] = {&a, &b};
-  return run(spec, false, ins, 2, out, [&](auto tag, const kernels::Loop& loop) {
-    kernels::binary::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
-  });
+  return run(spec, false, ins, 2, out, {kernels::complex::supports(op)}, EMBER_ELEMENTWISE_KERNEL(binary, binary));
 }
 
 Tensor compare(kernels::CompareOp op, const Spec& spec, const Tensor& a, const Tensor& b,
                std::initializer_list<Scalar> args, const Out& out) {
   const Tensor* ins[] = {&a, &b};
-  return run(spec, true, ins, 2, out, [&](auto tag, const kernels::Loop& loop) {
-    kernels::compare::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
-  });
+  return run(spec, true, ins, 2, out, {kernels::complex::supports(op)}, EMBER_ELEMENTWISE_KERNEL(compare, compare));
 }
 
 Tensor ternary(kernels::TernaryOp op, const Spec& spec, const Tensor& a, const Tensor& b, const Tensor& c,
                std::initializer_list<Scalar> args, const Out& out) {
   const Tensor* ins[] = {&a, &b, &c};
-  return run(spec, false, ins, 3, out, [&](auto tag, const kernels::Loop& loop) {
-    kernels::ternary::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
-  });
+  return run(spec, false, ins, 3, out, {kernels::complex::supports(op)}, EMBER_ELEMENTWISE_KERNEL(ternary, ternary));
 }
+#undef EMBER_ELEMENTWISE_KERNEL
 
 Tensor wrapped_number(const Scalar& value) {
   Tensor t = scalar_tensor(value, value.is_bool()       ? ScalarType::Bool
                                   : value.is_floating() ? ScalarType::Float64
+                                  : value.is_complex()  ? ScalarType::ComplexDouble
                                                         : ScalarType::Int64);
   t.impl()->wrapped_number = true;
   return t;

@@ -51,6 +51,7 @@ Tensor as_dtype(const Tensor& t, ScalarType dt);
 // Their callers are kernel launches, so a device without data skips them (runs_kernels).
 template <class F>
 void visit_float(ScalarType t, F&& f) {
+  if (is_complex(t)) [[unlikely]] fail_complex_dtype(t);
   if (!runs_kernels()) return;
   if (t == ScalarType::Float64) f(double());
   else f(float());
@@ -60,6 +61,12 @@ void visit_float(ScalarType t, F&& f) {
 template <class F>
 void launch(ScalarType t, F&& f) {
   if (runs_kernels()) visit_dtype(t, std::forward<F>(f));
+}
+
+// launch over every dtype, complex ones included (Note [Complex dtypes], core/dtype.h).
+template <class F>
+void launch_any(ScalarType t, F&& f) {
+  if (runs_kernels()) visit_any_dtype(t, std::forward<F>(f));
 }
 
 // The C++ name of a dtype's element type, as torch's messages give it ("long int").

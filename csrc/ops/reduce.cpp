@@ -66,6 +66,14 @@ void visit(ScalarType t, F&& f) {
 
 // Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype).
 Tensor fold(ReduceOp op, const Tensor& self, const Dims& mask) {
+  if (is_complex(self.dtype())) [[unlikely]] {
+    // a sum of complex numbers is the sums of their parts: fold the (..., 2) real view,
+    // keeping its last dim, and view the accumulator as complex again
+    EMBER_CHECK(op == ReduceOp::sum, NotImplemented, "ember does not implement this reduction for complex tensors yet");
+    Dims parts_mask(mask);
+    parts_mask.push_back(0);
+    return view_as_complex(fold(op, view_as_real(self), parts_mask));
+  }
   const ScalarType acc_t = visit_dtype(self.dtype(), [&](auto tag) {
     return kernels::reduce::Kernels<typename decltype(tag)::type>::acc_dtype(op);
   });
@@ -165,7 +173,7 @@ Tensor reduce(ReduceOp op, const Tensor& self, std::optional<IntList> dim, bool 
 
 void check_float(const Tensor& self, const char* op, std::optional<ScalarType> dtype = std::nullopt) {
   ScalarType t = dtype.value_or(self.dtype());
-  EMBER_CHECK(is_floating(t), Runtime, op,
+  EMBER_CHECK(is_inexact(t), Runtime, op,
               "(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: ",
               type_name(t));
 }
@@ -255,6 +263,7 @@ Tensor arg_all(const Tensor& self, bool keepdim, bool is_max, const char* op) {
 Tensor variance(const Tensor& self, std::optional<IntList> dim, double correction, bool keepdim, const char* op,
                 Tensor* mean_out) {
   check_float(self, op);
+  if (is_complex(self.dtype())) fail_complex_dtype(self.dtype());
   Dims mask = reduced_mask(self, dim, op);
   Tensor x = to_dtype(self, ScalarType::Float64, false, false, std::nullopt);
   const int64_t n = reduced_count(self, mask);

@@ -16,7 +16,10 @@ namespace ember::ops {
 namespace {
 
 // The dtype the walks compare in: float64 for floating dtypes, int64 for the others.
-ScalarType wide_dtype(ScalarType t) { return is_floating(t) ? ScalarType::Float64 : ScalarType::Int64; }
+ScalarType wide_dtype(ScalarType t) {
+  if (is_complex(t)) fail_complex_dtype(t);
+  return is_floating(t) ? ScalarType::Float64 : ScalarType::Int64;
+}
 
 // A contiguous copy of t in dtype (t itself when it already is one).
 Tensor contiguous_as(const Tensor& t, ScalarType dtype) {
@@ -174,6 +177,8 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out
     for (int64_t i = 0; i < order.numel(); ++i)
       EMBER_CHECK(o[i] >= 0 && o[i] < len, Runtime, op, "sorter index out of range");
   }
+  for (ScalarType t : {seq.dtype(), input.dtype()})
+    if (is_complex(t)) fail_complex_dtype(t);
   const ScalarType wide = is_floating(seq.dtype()) || is_floating(input.dtype()) ? ScalarType::Float64 : ScalarType::Int64;
   Tensor rows = contiguous_as(seq, wide), values = contiguous_as(input, wide);
   const int64_t count = values.numel();
@@ -224,6 +229,7 @@ Tensor bincount(const Tensor& self, const Tensor& weights, int64_t minlength) {
   }
   EMBER_CHECK(weights.dim() == 1 && weights.numel() == n, Runtime,
               "weights should be 1-d and have the same length as input");
+  if (is_complex(weights.dtype())) fail_complex_dtype(weights.dtype());
   Tensor w = contiguous_as(weights, ScalarType::Float64);
   const double* wd = reinterpret_cast<const double*>(w.data());
   Tensor sums = zeros(IntList(shape, 1), ScalarType::Float64);

@@ -367,8 +367,7 @@ bool is_scalar_like(PyObject* o) {
 
 Scalar unpack_scalar(PyObject* o) {
   if (PyBool_Check(o)) return Scalar(o == Py_True);
-  EMBER_CHECK(!PyComplex_Check(o), Runtime, "ember has no complex dtypes: cannot use the value ",
-              PyComplex_RealAsDouble(o), "+", PyComplex_ImagAsDouble(o), "j");
+  if (PyComplex_Check(o)) return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   if (PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
@@ -381,9 +380,12 @@ Scalar unpack_scalar(PyObject* o) {
   }
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (is_tensor(o)) return ops::item(unwrap(o));
-  // numpy's complex scalars convert to float with only a warning: refuse them as complex
-  EMBER_CHECK(!PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__complex__"), Runtime,
-              "ember has no complex dtypes: cannot use a value of type ", Py_TYPE(o)->tp_name);
+  // numpy's complex scalars (which convert to float with only a warning) through __complex__
+  if (PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__complex__")) {
+    Py_complex c = PyComplex_AsCComplex(o);
+    if (c.real == -1.0 && PyErr_Occurred()) throw PythonError{};
+    return Scalar(std::complex<double>(c.real, c.imag));
+  }
   PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
   if (nb && nb->nb_index && !nb->nb_float) return Scalar(unpack_int(o));
   // numpy scalars: integers have nb_index, booleans are neither float nor index
@@ -396,6 +398,7 @@ std::optional<ScalarType> as_dtype(PyObject* o) {
   if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return ScalarType::Float64;
   if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return ScalarType::Int64;
   if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return ScalarType::Bool;
+  if (o == reinterpret_cast<PyObject*>(&PyComplex_Type)) return ScalarType::ComplexDouble;
   return std::nullopt;
 }
 

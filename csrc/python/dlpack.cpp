@@ -21,7 +21,7 @@ struct DLDevice {
   int32_t device_id;
 };
 struct DLDataType {
-  uint8_t code;  // kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6
+  uint8_t code;  // kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLComplex 5, kDLBool 6
   uint8_t bits;
   uint16_t lanes;
 };
@@ -72,7 +72,7 @@ constexpr DTypeCode kDTypeCodes[] = {
     {ScalarType::Bool, 6, 8},     {ScalarType::UInt8, 1, 8},     {ScalarType::Int8, 0, 8},
     {ScalarType::Int16, 0, 16},   {ScalarType::Int32, 0, 32},    {ScalarType::Int64, 0, 64},
     {ScalarType::Float16, 2, 16}, {ScalarType::BFloat16, 4, 16}, {ScalarType::Float32, 2, 32},
-    {ScalarType::Float64, 2, 64}};
+    {ScalarType::Float64, 2, 64}, {ScalarType::ComplexFloat, 5, 64}, {ScalarType::ComplexDouble, 5, 128}};
 
 [[noreturn]] void buffer_error(const std::string& message) {
   PyErr_SetString(PyExc_BufferError, message.c_str());
@@ -166,7 +166,8 @@ ScalarType dtype_of(DLDataType t) {
   for (const DTypeCode& c : kDTypeCodes)
     if (c.code == t.code && c.bits == t.bits) return c.dtype;
   fail(ErrorKind::Runtime, "from_dlpack(): unsupported dtype (code ", int(t.code), ", bits ", int(t.bits),
-       "); ember supports float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8 and bool");
+       "); ember supports complex128, complex64, float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8 "
+       "and bool");
 }
 
 // Checks the DLTensor and makes the sizes and strides ember will use; throws (leaving

@@ -25,9 +25,9 @@ PyObject* dtype_reduce(PyObject* self, PyObject*) { return PyUnicode_FromString(
 PyObject* dtype_is_floating(PyObject* self, void*) { return PyBool_FromLong(is_floating(dtype_of(self))); }
 PyObject* dtype_is_signed(PyObject* self, void*) {
   DTypeKind k = info(dtype_of(self)).kind;
-  return PyBool_FromLong(k == DTypeKind::Signed || k == DTypeKind::Float);
+  return PyBool_FromLong(k == DTypeKind::Signed || k == DTypeKind::Float || k == DTypeKind::Complex);
 }
-PyObject* dtype_is_complex(PyObject*, void*) { Py_RETURN_FALSE; }
+PyObject* dtype_is_complex(PyObject* self, void*) { return PyBool_FromLong(is_complex(dtype_of(self))); }
 PyObject* dtype_itemsize(PyObject* self, void*) { return PyLong_FromLong(info(dtype_of(self)).itemsize); }
 PyObject* dtype_legacy(PyObject* self, void*) { return PyUnicode_FromString(info(dtype_of(self)).legacy); }
 
@@ -39,8 +39,29 @@ PyGetSetDef dtype_getset[] = {
     {"_legacy_name", dtype_legacy, nullptr, "Float for float32: FloatTensor, FloatStorage", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+PyObject* new_dtype_ref(ScalarType t) {
+  PyObject* o = g_dtypes[static_cast<int>(t)];
+  Py_INCREF(o);
+  return o;
+}
+
+// float32.to_complex() is complex64; complex128.to_real() float64; torch's errors elsewhere.
+PyObject* dtype_to_complex(PyObject* self, PyObject*) {
+  return guarded([&]() -> PyObject* {
+    const ScalarType t = dtype_of(self);
+    // float16's complex32 is not an ember dtype; bfloat16 has complex64 in torch
+    EMBER_CHECK(is_inexact(t) && t != ScalarType::Float16, Runtime, "Unknown Complex ScalarType for ", type_name(t));
+    return new_dtype_ref(to_complex(t));
+  });
+}
+PyObject* dtype_to_real(PyObject* self, PyObject*) {
+  return guarded([&]() -> PyObject* { return new_dtype_ref(to_real(dtype_of(self))); });
+}
+
 PyMethodDef dtype_methods[] = {
     {"__reduce__", dtype_reduce, METH_NOARGS, nullptr},
+    {"to_complex", dtype_to_complex, METH_NOARGS, nullptr},
+    {"to_real", dtype_to_real, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
 // ---- Size: a tuple subclass ----

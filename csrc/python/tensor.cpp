@@ -113,6 +113,7 @@ PyObject* wrap(std::tuple<Tensor, Tensor, Tensor, Tensor> values) {
 PyObject* wrap(const Scalar& s) {
   if (s.is_bool()) return PyBool_FromLong(s.to_bool());
   if (s.is_floating()) return PyFloat_FromDouble(s.to_double());
+  if (s.is_complex()) return PyComplex_FromDoubles(s.to_complex().real(), s.to_complex().imag());
   return PyLong_FromLongLong(s.to_int64());
 }
 PyObject* wrap(bool b) { return PyBool_FromLong(b); }
@@ -132,10 +133,11 @@ const Tensor& self_of(PyObject* self) { return unwrap(self); }
 
 // One element at p as a Python number.
 PyObject* element_to_python(const char* p, ScalarType dtype) {
-  return visit_dtype(dtype, [&](auto tag) -> PyObject* {
+  return visit_any_dtype(dtype, [&](auto tag) -> PyObject* {
     using T = typename decltype(tag)::type;
     const T v = load<T>(p);
-    if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(v);
+    if constexpr (is_complex_v<T>) return PyComplex_FromDoubles(v.real(), v.imag());
+    else if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(v);
     else if constexpr (std::is_integral_v<T>) return PyLong_FromLongLong(static_cast<long long>(v));
     else return PyFloat_FromDouble(static_cast<double>(static_cast<compute_t<T>>(v)));
   });
@@ -305,7 +307,7 @@ PyObject* m_data_ptr(PyObject* self, PyObject*) {  // a device address (0 on met
 PyObject* m_is_floating_point(PyObject* self, PyObject*) { return PyBool_FromLong(is_floating(self_of(self).dtype())); }
 PyObject* m_is_signed(PyObject* self, PyObject*) {
   DTypeKind k = info(self_of(self).dtype()).kind;
-  return PyBool_FromLong(k == DTypeKind::Signed || k == DTypeKind::Float);
+  return PyBool_FromLong(k == DTypeKind::Signed || k == DTypeKind::Float || k == DTypeKind::Complex);
 }
 PyObject* m_untyped_storage(PyObject* self, PyObject*) { return wrap_storage(self_of(self).storage()); }
 

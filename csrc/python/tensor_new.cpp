@@ -67,7 +67,9 @@ Owned castable_array(PyObject* obj, std::optional<ScalarType> dtype) {
 bool is_sequence(PyObject* o) {
   if (PyList_Check(o) || PyTuple_Check(o)) return true;
   if (is_tensor(o)) return unwrap(o).dim() > 0;
-  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o)) return false;
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o) ||
+      PyComplex_Check(o))
+    return false;
   if (has_array_interface(o)) {
     int64_t ndim = 0;
     array_dtype(o, &ndim);
@@ -82,12 +84,14 @@ ScalarType leaf_dtype(PyObject* o) {
   if (PyBool_Check(o)) return ScalarType::Bool;
   if (PyLong_CheckExact(o)) return ScalarType::Int64;
   if (PyFloat_CheckExact(o)) return ops::default_dtype();
+  if (PyComplex_CheckExact(o)) return to_complex(ops::default_dtype());
   if (is_tensor(o)) return unwrap(o).dtype();
   EMBER_CHECK(!PyUnicode_Check(o), Value, "too many dimensions 'str'");
   if (has_array_interface(o))
     if (auto dt = array_dtype(o, nullptr)) return *dt;
   if (PyLong_Check(o)) return ScalarType::Int64;
   if (PyFloat_Check(o)) return ops::default_dtype();
+  if (PyComplex_Check(o)) return to_complex(ops::default_dtype());
   PyNumberMethods* nb = Py_TYPE(o)->tp_as_number;
   if (nb && nb->nb_index) return ScalarType::Int64;
   if (nb && nb->nb_float) return ops::default_dtype();
@@ -268,7 +272,7 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
   infer(data, shape, inferred, path);
   ScalarType dt = dtype.value_or(inferred.value_or(ops::default_dtype()));
   Tensor out = empty_tensor(shape, dt, "tensor");
-  visit_dtype(dt, [&](auto tag) {
+  visit_any_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = reinterpret_cast<T*>(out.data());
     fill<T>(data, shape, 0, p);

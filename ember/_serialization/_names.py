@@ -19,6 +19,7 @@ from .._tensor import _rebuild_tensor
 from ..storage import STORAGE_CLASSES, TypedStorage, UntypedStorage
 
 _LEGACY = ("BFloat16", "Bool", "Byte", "Char", "Double", "Float", "Half", "Int", "Long", "Short")
+_COMPLEX_STORAGES = ("ComplexFloat", "ComplexDouble")
 _REBUILDS = ("_rebuild_device_tensor_from_cpu_tensor", "_rebuild_device_tensor_from_numpy",
              "_rebuild_meta_tensor_no_storage", "_rebuild_nested_tensor", "_rebuild_parameter",
              "_rebuild_parameter_with_state", "_rebuild_qtensor", "_rebuild_sparse_tensor", "_rebuild_tensor",
@@ -39,7 +40,7 @@ TORCH_ALLOWED = frozenset([
     *(f"torch._utils.{f}" for f in _REBUILDS), *(f"torch.{d}" for d in _TORCH_DTYPES),
     *(f"torch.{q}" for q in _QSCHEMES),
     *(f"torch.{p}{k}{kind}" for p in ("", "cuda.") for k in _LEGACY for kind in ("Storage", "Tensor")),
-    *(f"torch.{p}Complex{k}Storage" for p in ("", "cuda.") for k in ("Float", "Double")),
+    *(f"torch.{p}{k}Storage" for p in ("", "cuda.") for k in _COMPLEX_STORAGES),
     *(f"torch.{k}Storage" for k in ("QInt32", "QInt8", "QUInt2x4", "QUInt4x2", "QUInt8")),
     *(f"torch.{p}sparse.{k}Tensor" for p in ("", "cuda.") for k in _LEGACY if k != "Bool"),
 ])
@@ -47,7 +48,8 @@ TORCH_ALLOWED = frozenset([
 # Modules whose globals are refused even when allowed by name, as torch refuses them.
 BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 
-_DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+_DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                "complex64", "complex128")
 
 
 # ---- rebuilding tensors ----
@@ -255,10 +257,10 @@ def _build_tables():
     }
     for name in _DTYPE_NAMES:
         by_torch_name[f"torch.{name}"] = getattr(_C, name)
-    for kind in _LEGACY:
+    for kind in _LEGACY + _COMPLEX_STORAGES:
         for prefix in ("torch.", "torch.cuda."):
             by_torch_name[prefix + kind + "Storage"] = STORAGE_CLASSES[kind + "Storage"]
-            tensor_class = getattr(ember, kind + "Tensor", None)
+            tensor_class = getattr(ember, kind + "Tensor", None) if kind in _LEGACY else None  # torch has no ComplexFloatTensor
             if tensor_class is not None:
                 by_torch_name[prefix + kind + "Tensor"] = tensor_class
     # What ember writes under torch's names: the first of each object's names above.

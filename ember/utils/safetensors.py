@@ -49,7 +49,7 @@ class SafetensorError(ValueError):
 # Every dtype code of the format, widest-sorting first: writers order tensors by this rank
 # (the package's dtype enum, descending), then by name. Bits per element; None: ember lacks it.
 _CODES = {  # code: (rank, bits, ember dtype name)
-    "U64": (21, 64, None), "I64": (20, 64, "int64"), "F64": (19, 64, "float64"), "C64": (18, 64, None),
+    "U64": (21, 64, None), "I64": (20, 64, "int64"), "F64": (19, 64, "float64"), "C64": (18, 64, "complex64"),
     "F32": (17, 32, "float32"), "U32": (16, 32, None), "I32": (15, 32, "int32"), "BF16": (14, 16, "bfloat16"),
     "F16": (13, 16, "float16"), "U16": (12, 16, None), "I16": (11, 16, "int16"), "F8_E5M2FNUZ": (10, 8, None),
     "F8_E4M3FNUZ": (9, 8, None), "F8_E8M0": (8, 8, None), "F8_E4M3": (7, 8, None), "F8_E5M2": (6, 8, None),

@@ -300,6 +300,8 @@ def _record_body(op: Op, d: Derivative | None, cls: str | None, info: dict) -> s
         lines.append(f"  if (!inplace && out.tensor.defined()) fail_out_requires_grad(\"{name}\");")
     lines.append(f"  Ref<{cls}> node = make_ref<{cls}>();")
     diff_args = [a.name for a in tensors if a.name in _by_arg(d)]
+    if not d.complex:
+        lines.append(f"  if (any_complex({', '.join(diff_args)})) fail_complex_grad(\"{name}\");")
     lines.append(f"  add_edges(node->next_edges, {', '.join(diff_args)});")
     lines += info["saves"]
     lines.append(f"  {ret} result;\n  {{\n    GradModeGuard off(false);\n    result = {call};\n  }}")

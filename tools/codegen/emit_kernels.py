@@ -24,6 +24,9 @@ $instances
 """)
 
 
+COMPLEX_FAMILIES = ("copy", "fill")
+
+
 def families(model: Model) -> list[str]:
     # the elementwise families are always built: the engine (ops/elementwise.cpp) calls them all
     return sorted({f for op in model.ops for f in op.kernel_families} | set(ELEMENTWISE))
@@ -39,7 +42,10 @@ def emit(model: Model) -> dict[str, str]:
     includes = "\n".join(f'#include "kernels/{f}_impl.h"' for f in fams)
     out = {}
     for d in model.dtypes:
-        instances = "\n".join(f"template struct {f}::Kernels<{d.cpp}>;" for f in fams)
+        # complex dtypes: only the families that move elements (Note [Complex dtypes]); their
+        # arithmetic is the complex family's (kernels/complex.cpp)
+        own = [f for f in fams if d.kind != "complex" or f in COMPLEX_FAMILIES]
+        instances = "\n".join(f"template struct {f}::Kernels<{d.cpp}>;" for f in own)
         out[f"kernels_{d.name}.cpp"] = TEMPLATE.substitute(includes=includes, instances=instances)
     for f in families(model):
         if is_float_family(f):

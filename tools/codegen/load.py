@@ -43,8 +43,8 @@ def load_dtypes(path: Path, root: Path) -> tuple[DType, ...]:
     for e in _read(path):
         loc = Loc(str(path.relative_to(root)), e["__line__"])
         _check_keys(e, DTYPE_KEYS, loc)
-        if e.get("kind") not in ("bool", "unsigned", "signed", "float"):
-            raise DeclarationError(loc, "kind must be one of bool, unsigned, signed, float")
+        if e.get("kind") not in ("bool", "unsigned", "signed", "float", "complex"):
+            raise DeclarationError(loc, "kind must be one of bool, unsigned, signed, float, complex")
         out.append(DType(e["name"], e["enum"], e["cpp"], e["legacy"], e["kind"], e.get("typestr"),
                          tuple(e.get("aliases", ()))))
     return tuple(out)
@@ -150,7 +150,7 @@ def load_derivatives(path: Path, root: Path, ops: tuple[Op, ...]) -> tuple[Deriv
         tensors = {a.name for a in op.schema.arguments if a.type.base == "Tensor"}
         differentiable = e.get("differentiable", True)
         formulas = tuple((", ".join(a.strip() for a in k.split(",")), str(v).strip()) for k, v in e.items()
-                         if k not in ("name", "differentiable", "node", "forward", "__line__"))
+                         if k not in ("name", "differentiable", "node", "forward", "complex", "__line__"))
         for key, _ in formulas:  # "input, weight, bias": one formula giving a tuple of their gradients
             for arg in key.split(","):
                 if arg.strip() not in tensors:
@@ -162,7 +162,10 @@ def load_derivatives(path: Path, root: Path, ops: tuple[Op, ...]) -> tuple[Deriv
             raise DeclarationError(loc, f"{name}: forward is 'linear' or 'element_wise', not {forward!r}")
         if forward == "element_wise" and any("grads" in f for _, f in formulas):
             raise DeclarationError(loc, f"{name}: an element_wise forward rule needs single-output formulas")
-        out.append(Derivative(name, formulas, bool(differentiable), loc, e.get("node"), forward))
+        # complex: the formulas are right for complex inputs too (torch's convention, the
+        # conjugate Wirtinger derivative); a linear op's always are
+        complex_ok = bool(e.get("complex", False)) or forward == "linear"
+        out.append(Derivative(name, formulas, bool(differentiable), loc, e.get("node"), forward, complex_ok))
     return tuple(out)
 
 

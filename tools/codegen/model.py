@@ -28,7 +28,7 @@ class DType:
     enum: str          # Float32
     cpp: str           # float
     legacy: str        # Float
-    kind: str          # bool | unsigned | signed | float
+    kind: str          # bool | unsigned | signed | float | complex
     typestr: Optional[str]
     aliases: tuple[str, ...] = ()
 
@@ -281,6 +281,9 @@ class Derivative:
     # forward-mode AD's rule (Note [Forward-mode AD]): "linear", "element_wise", or None
     # (transpose the backward)
     forward: Optional[str] = None
+    # whether the formulas hold for complex inputs (Note [Complex dtypes]); ops without
+    # it refuse to record a complex input
+    complex: bool = False
 
 
 @dataclass(frozen=True)
