@@ -371,3 +371,9 @@ def fftshift(input, dim=None):
 def ifftshift(input, dim=None):
     """The inverse of fftshift: roll by (size + 1) // 2 over dim (default all)."""
     return _shift(input, dim, 1)
+
+
+def __getattr__(name):
+    from ._ops_shape import missing_attribute
+
+    raise missing_attribute(__name__, name, "torch.fft")  # says so when torch has the name
