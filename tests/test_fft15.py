@@ -302,3 +302,11 @@ def test_stft_errors():
                lambda: ember.istft(ember.ones(9, 26, dtype=ember.complex64), 15, window=ember.ones(15))):
         with pytest.raises(RuntimeError):
             fn()
+
+
+# graphs running the three formulas, for test_autograd.py's test_every_derivative_is_exercised
+DERIVATIVE_GRAPHS = [
+    lambda: efft.fft(ember.ones(4, dtype=ember.complex64, requires_grad=True)),
+    lambda: efft.rfft(ember.ones(4, requires_grad=True)),
+    lambda: efft.irfft(ember.ones(3, dtype=ember.complex64, requires_grad=True)),
+]
