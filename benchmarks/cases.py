@@ -496,6 +496,27 @@ def onnx_export_char_transformer(torch):
 
 # --- the table -------------------------------------------------------------------------
 
+
+# FFT (issue 15): the engine of csrc/kernels/fft.cpp against torch's (pocketfft) and numpy's
+
+FFT_N = 2**20
+FFT_PRIME = 1_000_003  # prime: Bluestein's chirp-z through a power-of-two FFT
+
+
+def rfft_2_20(lib):
+    x = lib.ones(FFT_N, dtype=lib.float32) * 0.5
+    return lambda: lib.fft.rfft(x)
+
+
+def fft_prime(torch):
+    x = (torch.ones(FFT_PRIME) * 0.5).to(torch.complex64)
+    return lambda: torch.fft.fft(x)
+
+
+def fft_prime_numpy(np):
+    x = np.full(FFT_PRIME, 0.5, dtype=np.complex64)
+    return lambda: np.fft.fft(x)
+
 CASES: list[Case] = [
     Case("import", import_time=True),
     Case("tensor([1., 2., 3.])", torch=tensor_3, numpy=array_3),
@@ -551,4 +572,6 @@ CASES: list[Case] = [
     Case("MLP 16-32-1 train step with mse_loss (batch 8)", torch=mlp_train_step((16, 32, 1), 8, "mse_loss")),
     Case("char transformer train step (examples/, 16x64 chars)", torch=char_transformer_step),
     Case("onnx.export of the char transformer (examples/, dynamic batch)", torch=onnx_export_char_transformer),
+    Case("fft.rfft 2^20 float32", torch=rfft_2_20, numpy=rfft_2_20),
+    Case("fft.fft 1,000,003 (prime) complex64", torch=fft_prime, numpy=fft_prime_numpy),
 ]

@@ -204,7 +204,7 @@ from . import __config__  # noqa: E402
 
 
 # ---- parts imported on first use, so that `import ember` stays fast ----
-_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions", "func",
+_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions", "fft", "func",
                            "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "signal",
                            "sparse", "utils"})
 _LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it
@@ -212,6 +212,7 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
     "_compile": ("compile",),
     "_sparse": ("sparse_coo_tensor", "spmm"),
     "_sparse_csr": ("sparse_csr_tensor",),
+    "_stft": ("stft", "istft"),
     "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
     "_torch_alias": ("install_as_torch",),
     "nn._functional.top_level": ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout",

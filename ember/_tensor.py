@@ -307,6 +307,22 @@ class Tensor(_C.TensorBase):
 
         return _norm(self, p, dim, keepdim, dtype=dtype)
 
+    def stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+             normalized=False, onesided=None, return_complex=None, align_to_window=None):
+        """The short-time Fourier transform (see ember.stft)."""
+        from ._stft import stft
+
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+                    return_complex, align_to_window)
+
+    def istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+              onesided=None, length=None, return_complex=False):
+        """The inverse short-time Fourier transform (see ember.istft)."""
+        from ._stft import istft
+
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+                     return_complex)
+
 
 
 def _add_dtype_conversions():

@@ -986,10 +986,10 @@ def test_every_derivative_is_exercised():
         seen |= graph_names(env["out"])
     for sample in (lambda m, s: ember.normal(m, s), lambda m, s: ember.normal(m, 2.0), lambda m, s: ember.normal(1.0, s)):
         seen |= graph_names(sample(ember.zeros(2, requires_grad=True), ember.ones(2, requires_grad=True)))
-    # nn's and complex numbers' ops are tested in their own modules, which list graphs
+    # nn's, complex numbers' and the FFT's ops are tested in their own modules, which list graphs
     # covering their formulas
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    for module in ("test_nn_ops", "test_complex"):
+    for module in ("test_nn_ops", "test_complex", "test_fft15"):
         for make in importlib.import_module(module).DERIVATIVE_GRAPHS:
             seen |= graph_names(make())
     missing = sorted(name for name, node in declared.items() if node not in seen)

@@ -136,6 +136,10 @@ Tensor lu_unpack_backward(const Tensor& gL, const Tensor& gU, IntList LU_sizes);
 Tensor solve_triangular_backward_A(const Tensor& grad, const Tensor& A, const Tensor& X, bool upper, bool left,
                                    bool unitriangular);
 
+// fft (csrc/autograd/formulas_fft.cpp): the gradients of _fft_r2c and _fft_c2r.
+Tensor fft_r2c_grad(const Tensor& grad, IntList dim, int64_t normalization, bool onesided, IntList self_sizes);
+Tensor fft_c2r_grad(const Tensor& grad, IntList dim, int64_t normalization);
+
 // nn (csrc/autograd/formulas_nn.cpp): the gradients of the losses, and the double
 // backward of softmax and of the activations' backward ops (grad: the incoming
 // gradient, grad_output: the backward op's own gradient input).

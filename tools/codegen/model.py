@@ -209,12 +209,13 @@ ENTRY_FAMILIES = (*ELEMENTWISE, "reduce", "rowwise")
 
 
 def is_float_family(family: str) -> bool:
-    """The nn kernel families (`kernel: nn_conv`) and linalg (BLAS and LAPACK, sparse) are
-    templates over the float compute types only: their ops compute float16/bfloat16 in
-    float32 (linalg takes float32/float64 alone). Each is instantiated in its own
+    """The nn kernel families (`kernel: nn_conv`), linalg (BLAS and LAPACK, sparse) and fft
+    (over std::complex of the float type) are templates over the float compute types
+    only: their ops compute float16/bfloat16 in float32 (linalg and fft take
+    float32/float64 alone). Each is instantiated in its own
     kernels/<family>.cpp from a generated list (kernel_instances_<family>.h), so a change
     to one of these kernels recompiles one file."""
-    return family.startswith(("nn_", "linalg"))
+    return family.startswith(("nn_", "linalg", "fft"))
 # promote: how the compute dtype comes from the inputs (torch's result_type):
 #   common: result_type of the inputs; float: the same, but integral/bool -> default float
 #   same: self's dtype (the other inputs convert to it)
