@@ -307,6 +307,15 @@ class Tensor(_C.TensorBase):
 
         return _norm(self, p, dim, keepdim, dtype=dtype)
 
+    # polygamma(n, x) takes its int first, so its methods are written here (special.yaml)
+    def polygamma(self, n):
+        """polygamma(n, self): the n-th derivative of digamma."""
+        return _C.polygamma(n, self)
+
+    def polygamma_(self, n):
+        """In-place polygamma(n, self)."""
+        return self.copy_(_C.polygamma(n, self))
+
 
 
 def _add_dtype_conversions():

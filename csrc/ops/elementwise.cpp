@@ -5,6 +5,7 @@
 #include <optional>
 #include "kernel_ops.h"  // generated: the elementwise families
 #include "kernels/loops.h"
+#include "kernels/special.h"
 #include "ops/internal.h"
 #include "ops/geometry.h"
 #include "ops_decl.h"
@@ -37,6 +38,7 @@ bool supports(DTypes set, ScalarType t) {
     case DTypes::Ints: return is_integral(t, false);
     case DTypes::Floating: return is_floating(t);
     case DTypes::Signed: return t != ScalarType::Bool && t != ScalarType::UInt8;
+    case DTypes::Float3264: return t == ScalarType::Float32 || t == ScalarType::Float64;
   }
   return false;
 }
@@ -256,6 +258,13 @@ Tensor ternary(kernels::TernaryOp op, const Spec& spec, const Tensor& a, const T
   const Tensor* ins[] = {&a, &b, &c};
   return run(spec, false, ins, 3, out, [&](auto tag, const kernels::Loop& loop) {
     kernels::ternary::Kernels<typename decltype(tag)::type>::run(op, loop, args.begin());
+  });
+}
+
+Tensor special_map(kernels::special::SpecialOp op, const Spec& spec, std::initializer_list<const Tensor*> ins,
+                   std::initializer_list<Scalar> args, const Out& out) {
+  return run(spec, false, ins.begin(), int(ins.size()), out, [&](auto tag, const kernels::Loop& loop) {
+    kernels::special::run(op, DTypeOf<typename decltype(tag)::type>::value, loop, args.begin());
   });
 }
 
