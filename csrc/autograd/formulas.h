@@ -180,6 +180,7 @@ Tensor special_i1_grad(const Tensor& grad, const Tensor& self, const Tensor& res
 Tensor sinc_grad(const Tensor& grad, const Tensor& self);
 Tensor xlog1py_self_grad(const Tensor& grad, const Tensor& self, const Tensor& other);
 Tensor igamma_other_grad(const Tensor& self, const Tensor& other);
+Tensor mvlgamma_grad(const Tensor& grad, const Tensor& self, int64_t p);
 // Raises torch's NotImplementedError "the derivative for '<what>' is not implemented."
 [[noreturn]] Tensor not_implemented_grad(const char* what);
 

@@ -31,6 +31,13 @@ Tensor igamma_other_grad(const Tensor& self, const Tensor& other) {
   return exp((self - 1.0) * log(other) - other - lgamma(self));
 }
 
+// mvlgamma' = Σ_(i<p) digamma(x - i/2), through digamma so that it differentiates again.
+Tensor mvlgamma_grad(const Tensor& grad, const Tensor& self, int64_t p) {
+  Tensor sum = digamma(self);
+  for (int64_t i = 1; i < p; ++i) sum = sum + digamma(self - 0.5 * double(i));
+  return grad * sum;
+}
+
 Tensor not_implemented_grad(const char* what) {
   fail(ErrorKind::NotImplemented, "the derivative for '", what, "' is not implemented.");
 }

@@ -649,12 +649,6 @@ double mvlgamma(double x, int64_t p) {
   return sum;
 }
 
-double mvdigamma(double x, int64_t p) {
-  double sum = 0;
-  for (int64_t i = 0; i < p; ++i) sum += digamma(x - 0.5 * double(i));
-  return sum;
-}
-
 }  // namespace
 
 // ---- Entry functors: templates over the compute type C (float or double) -----------------
@@ -731,12 +725,6 @@ struct mvlgamma_fn {
   int64_t p;
   explicit mvlgamma_fn(const Scalar* args) : p(args[0].to_int64()) {}
   C operator()(C x) const { return C(mvlgamma(double(x), p)); }
-};
-template <class C>
-struct mvdigamma_fn {
-  int64_t p;
-  explicit mvdigamma_fn(const Scalar* args) : p(args[0].to_int64()) {}
-  C operator()(C x) const { return C(mvdigamma(double(x), p)); }
 };
 
 namespace {
