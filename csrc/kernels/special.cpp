@@ -498,7 +498,10 @@ double airy_ai(double x) {
 
 // ---- Orthogonal polynomials (DLMF 18.9.1, 18.9.3), by three-term recurrences --------------
 // The degree n arrives as a float and is truncated to an integer, as torch does; n < 0
-// gives 0.
+// gives 0. A recurrence that has neither ended nor overflowed after kMaxSteps steps (a
+// bounded polynomial of a huge degree) gives NaN rather than running for hours.
+
+constexpr int64_t kMaxSteps = int64_t(1) << 24;
 
 int64_t degree(double n) {
   if (!(n > -1)) return -1;  // also NaN
@@ -512,6 +515,7 @@ double chebyshev_recurrence(double x, int64_t n, double p1) {
   if (n == 0) return 1;
   double a = 1, b = p1;
   for (int64_t k = 1; k < n; ++k) {
+    if (k == kMaxSteps) return kNaN;
     const double c = 2 * x * b - a;
     a = b;
     b = c;
@@ -574,6 +578,7 @@ double hermite_h(double x, double nf) {
   if (n == 0) return 1;
   double a = 1, b = 2 * x;
   for (int64_t k = 1; k < n; ++k) {
+    if (k == kMaxSteps) return kNaN;
     const double c = 2 * x * b - 2 * double(k) * a;
     a = b;
     b = c;
@@ -589,6 +594,7 @@ double hermite_he(double x, double nf) {
   if (n == 0) return 1;
   double a = 1, b = x;
   for (int64_t k = 1; k < n; ++k) {
+    if (k == kMaxSteps) return kNaN;
     const double c = x * b - double(k) * a;
     a = b;
     b = c;
@@ -604,6 +610,7 @@ double laguerre_l(double x, double nf) {
   if (n == 0 || x == 0) return 1;
   double a = 1, b = 1 - x;
   for (int64_t k = 1; k < n; ++k) {
+    if (k == kMaxSteps) return kNaN;
     const double c = ((2 * double(k) + 1 - x) * b - double(k) * a) / double(k + 1);
     a = b;
     b = c;
@@ -620,6 +627,7 @@ double legendre_p(double x, double nf) {
   if (n == 0) return 1;
   double a = 1, b = x;
   for (int64_t k = 1; k < n; ++k) {
+    if (k == kMaxSteps) return kNaN;
     const double c = ((2 * double(k) + 1) * x * b - double(k) * a) / double(k + 1);
     a = b;
     b = c;

@@ -15,6 +15,8 @@ Tensor polygamma(int64_t n, const Tensor& self, const Out& out) {
 
 Tensor mvlgamma(const Tensor& self, int64_t p, const Out& out) {
   EMBER_CHECK(p >= 1, Runtime, "p has to be greater than or equal to 1");
+  // each element sums p lgammas (torch allocates p of them, and fails for a huge p)
+  EMBER_CHECK(p <= (int64_t(1) << 24), Runtime, "mvlgamma: p = ", p, " is too large");
   return special_map(kernels::special::SpecialOp::mvlgamma, {"mvlgamma", Promote::Float, DTypes::All}, {&self},
                      {Scalar(p)}, out);
 }
