@@ -39,7 +39,7 @@ from ._functional import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, b
 from ._tensor_str import set_printoptions
 from . import _complex
 from .storage import TypedStorage, UntypedStorage
-from . import _legacy, autograd, linalg, storage as _storage
+from . import _legacy, autograd, linalg, special, storage as _storage
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad
 from .autograd.grad_mode import set_grad_enabled
 from .linalg import einsum, tensordot

@@ -323,6 +323,15 @@ class Tensor(_C.TensorBase):
         return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
                      return_complex)
 
+    # polygamma(n, x) takes its int first, so its methods are written here (special.yaml)
+    def polygamma(self, n):
+        """polygamma(n, self): the n-th derivative of digamma."""
+        return _C.polygamma(n, self)
+
+    def polygamma_(self, n):
+        """In-place polygamma(n, self)."""
+        return self.copy_(_C.polygamma(n, self))
+
 
 
 def _add_dtype_conversions():

@@ -192,4 +192,13 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_grads(const Tensor& grad, const Te
 Tensor embedding_backward_grad_grad(const Tensor& grad, const Tensor& indices, int64_t padding_idx,
                                     bool scale_grad_by_freq);
 
+// The special functions (autograd/formulas_special.cpp)
+Tensor special_i1_grad(const Tensor& grad, const Tensor& self, const Tensor& result, bool scaled);
+Tensor sinc_grad(const Tensor& grad, const Tensor& self);
+Tensor xlog1py_self_grad(const Tensor& grad, const Tensor& self, const Tensor& other);
+Tensor igamma_other_grad(const Tensor& self, const Tensor& other);
+Tensor mvlgamma_grad(const Tensor& grad, const Tensor& self, int64_t p);
+// Raises torch's NotImplementedError "the derivative for '<what>' is not implemented."
+[[noreturn]] Tensor not_implemented_grad(const char* what);
+
 }  // namespace ember::api

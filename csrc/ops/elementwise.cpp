@@ -6,6 +6,7 @@
 #include "kernel_ops.h"  // generated: the elementwise families
 #include "kernels/complex.h"
 #include "kernels/loops.h"
+#include "kernels/special.h"
 #include "ops/internal.h"
 #include "ops/geometry.h"
 #include "ops_decl.h"
@@ -47,6 +48,7 @@ bool supports(DTypes set, ScalarType t) {
     case DTypes::Ints: return is_integral(t, false);
     case DTypes::Floating: return is_floating(t);
     case DTypes::Signed: return t != ScalarType::Bool && t != ScalarType::UInt8;
+    case DTypes::Float3264: return t == ScalarType::Float32 || t == ScalarType::Float64;
   }
   return false;
 }
@@ -284,6 +286,13 @@ Tensor ternary(kernels::TernaryOp op, const Spec& spec, const Tensor& a, const T
   return run(spec, false, ins, 3, out, {kernels::complex::supports(op)}, EMBER_ELEMENTWISE_KERNEL(ternary, ternary));
 }
 #undef EMBER_ELEMENTWISE_KERNEL
+
+Tensor special_map(kernels::special::SpecialOp op, const Spec& spec, std::initializer_list<const Tensor*> ins,
+                   std::initializer_list<Scalar> args, const Out& out) {
+  return run(spec, false, ins.begin(), int(ins.size()), out, ComplexEntry{}, [&](auto tag, const kernels::Loop& loop) {
+    kernels::special::run(op, DTypeOf<typename decltype(tag)::type>::value, loop, args.begin());
+  });
+}
 
 Tensor wrapped_number(const Scalar& value) {
   Tensor t = scalar_tensor(value, value.is_bool()       ? ScalarType::Bool

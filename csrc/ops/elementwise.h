@@ -19,7 +19,7 @@ namespace ember::ops {
 // promote: how inputs decide the compute dtype (see declarations' `promote:`).
 enum class Promote : uint8_t { Common, Float, Same };
 // dtypes: which compute dtypes an entry supports (declarations' `dtypes:`).
-enum class DTypes : uint8_t { All, NoBool, Integral, Ints, Floating, Signed };
+enum class DTypes : uint8_t { All, NoBool, Integral, Ints, Floating, Signed, Float3264 };
 // out_dtype: which dtypes an out= may have.
 enum class OutDType : uint8_t { Castable, Exact, Bool };
 
@@ -49,6 +49,11 @@ Tensor compare(kernels::CompareOp op, const Spec& spec, const Tensor& a, const T
                std::initializer_list<Scalar> args, const Out& out);
 Tensor ternary(kernels::TernaryOp op, const Spec& spec, const Tensor& a, const Tensor& b, const Tensor& c,
                std::initializer_list<Scalar> args, const Out& out);
+
+// The special functions' engine call (a float family, kernels/special.h): one or two
+// inputs, computed in float or double (float16/bfloat16 in float), run like unary/binary.
+Tensor special_map(kernels::special::SpecialOp op, const Spec& spec, std::initializer_list<const Tensor*> ins,
+                   std::initializer_list<Scalar> args, const Out& out);
 
 // torch's type promotion over tensors (wrapped numbers and 0-dim tensors rank below
 // tensors with dims; see Note [Type promotion] in elementwise.cpp).

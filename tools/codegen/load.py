@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from .model import (DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError,
+from .model import (DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, FLOAT_ELEMENTWISE, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError,
                     Derivative, DType, Loc, Model, Op)
 from .schema import SchemaError, parse_schema
 
@@ -122,8 +122,9 @@ def _elementwise_fields(e: dict, op: Op) -> Op:
         raise DeclarationError(loc, "only a manual op may name several kernel entries")
     if op.kernel_entry and not e.get("manual"):
         ninputs = sum(a.type.base == "Tensor" for a in s.arguments)
-        if ninputs != ELEMENTWISE[op.kernel_family]:
-            raise DeclarationError(loc, f"{op.kernel_family} entries take {ELEMENTWISE[op.kernel_family]} "
+        takes = FLOAT_ELEMENTWISE.get(op.kernel_family) or (ELEMENTWISE[op.kernel_family],)
+        if ninputs not in takes:
+            raise DeclarationError(loc, f"{op.kernel_family} entries take {' or '.join(map(str, takes))} "
                                         f"Tensor input(s); {s.full_name} has {ninputs} (use manual: true)")
         for a in s.arguments:
             if a.type.base not in ("Tensor", "Scalar", "int", "float", "bool") or a.type.is_list or a.type.optional:

@@ -161,7 +161,8 @@ class Op:
     def kernel_entry(self) -> Optional[str]:
         """binary.add -> add: the entry of an elementwise family this op runs (None for the
         entries of other families: reduce.sum names an entry the op's C++ body picks)."""
-        if not self.kernel or "." not in self.kernels[0] or self.kernel_family not in ELEMENTWISE:
+        if (not self.kernel or "." not in self.kernels[0]
+                or self.kernel_family not in ELEMENTWISE and self.kernel_family not in FLOAT_ELEMENTWISE):
             return None
         return self.kernels[0].split(".")[1]
 
@@ -200,12 +201,17 @@ class Op:
 #   compare:   out = f(a, b)        out dtype = bool
 #   ternary:   out = f(a, b, c)     out dtype = compute dtype
 ELEMENTWISE = {"unary": 1, "predicate": 1, "binary": 2, "compare": 2, "ternary": 3}
+# The special functions (`kernel: special.digamma`): elementwise entries of one or two
+# Tensor inputs that compute in float and double only (float16/bfloat16 through float),
+# so they are a float family (one translation unit, kernels/special.cpp) whose op bodies
+# the generator writes as for the families above (ops::special_map, ops/elementwise.h).
+FLOAT_ELEMENTWISE = {"special": (1, 2)}
 # Families whose entries the declarations name (`kernel: reduce.sum`): the generator lists
 # each family's entries (an enum and an X-macro, kernel_ops.h) from the declarations, so a
 # new entry is a declaration and its functor (or Traits) in kernels/<family>_impl.h.
 #   reduce:  folds into accumulators (ReduceOp; Traits<T, ReduceOp::sum> in reduce_impl.h)
 #   rowwise: walks along one dim (RowOp: argmax, cumsum, sort, ...)
-ENTRY_FAMILIES = (*ELEMENTWISE, "reduce", "rowwise")
+ENTRY_FAMILIES = (*ELEMENTWISE, *FLOAT_ELEMENTWISE, "reduce", "rowwise")
 
 
 def is_float_family(family: str) -> bool:
@@ -215,14 +221,15 @@ def is_float_family(family: str) -> bool:
     float32/float64 alone). Each is instantiated in its own
     kernels/<family>.cpp from a generated list (kernel_instances_<family>.h), so a change
     to one of these kernels recompiles one file."""
-    return family.startswith(("nn_", "linalg", "fft"))
+    return family.startswith(("nn_", "linalg", "fft")) or family in FLOAT_ELEMENTWISE
 # promote: how the compute dtype comes from the inputs (torch's result_type):
 #   common: result_type of the inputs; float: the same, but integral/bool -> default float
 #   same: self's dtype (the other inputs convert to it)
 PROMOTE = ("common", "float", "same")
 # dtypes: the compute dtypes an entry supports; others raise torch's NotImplemented-style
 # RuntimeError ("exp_cpu" not implemented for 'Long').
-DTYPE_SETS = ("all", "nobool", "integral", "ints", "floating", "signed")  # ints: integral without bool
+# ints: integral without bool; float32_64: no float16/bfloat16 (torch's special functions that refuse them)
+DTYPE_SETS = ("all", "nobool", "integral", "ints", "floating", "signed", "float32_64")
 # out_dtype: castable (any dtype the result casts to), exact (the result's: torch's abs,
 # floor, clamp), bool (bool only: isposinf).
 OUT_DTYPES = ("castable", "exact", "bool")
