@@ -1,7 +1,7 @@
 """Math and statistics ops composed of ember's native ops (no kernels of their own, so
 autograd differentiates them where torch does): set membership, quantiles, covariance,
 histograms, integer gcd/lcm, float bit manipulation (frexp, nextafter), numerical
-derivatives and integrals, renorm, index_reduce, put, dist, sinc and torch's window
+derivatives and integrals, renorm, index_reduce, put, dist and torch's window
 functions. ember/__init__.py exports TOP_LEVEL, ember/_tensor.py installs METHODS."""
 from __future__ import annotations
 
@@ -593,20 +593,6 @@ def rad2deg(input, *, out=None):
     return _out(_float_of(input) * (180 / math.pi), out)
 
 
-def sinc(input, *, out=None):
-    """The normalized sinc, sin(pi x) / (pi x), 1 at 0.
-
-    >>> ember.sinc(ember.tensor([0., 1.])).tolist()[0]
-    1.0
-    """
-    x = _float_of(input)
-    dtype = x.dtype
-    x = x.float() if dtype in (_C.float16, _C.bfloat16) else x  # pi * x rounded to half is too coarse
-    zero = x == 0
-    safe = _C.where(zero, 1, x) * math.pi  # keeps the gradient at 0 finite (it is 0)
-    return _out(_C.where(zero, 1, safe.sin() / safe).to(dtype), out)
-
-
 def _inplace_of(fn):
     def method(input):
         return _inplace(input, fn(input))
@@ -618,7 +604,6 @@ def _inplace_of(fn):
 
 deg2rad_ = _inplace_of(deg2rad)
 rad2deg_ = _inplace_of(rad2deg)
-sinc_ = _inplace_of(sinc)
 
 
 def xlogy_(input, other):
@@ -1026,11 +1011,11 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 
 TOP_LEVEL = {f.__name__: f for f in (
     isin, quantile, nanquantile, cov, corrcoef, histogram, histogramdd, gcd, gcd_, lcm, lcm_, heaviside, frexp,
-    ldexp, ldexp_, nextafter, deg2rad, deg2rad_, rad2deg, rad2deg_, sinc, sinc_, xlogy_, dist, renorm, put,
+    ldexp, ldexp_, nextafter, deg2rad, deg2rad_, rad2deg, rad2deg_, xlogy_, dist, renorm, put,
     index_reduce, gradient, trapezoid, trapz, cumulative_trapezoid, hann_window, hamming_window, blackman_window,
     bartlett_window, kaiser_window)}
 
 METHODS = {f.__name__: f for f in (
     quantile, nanquantile, cov, corrcoef, histogram, gcd, gcd_, lcm, lcm_, heaviside, heaviside_, frexp, ldexp,
-    ldexp_, nextafter, nextafter_, deg2rad, deg2rad_, rad2deg, rad2deg_, sinc, sinc_, dist, renorm, renorm_, put,
+    ldexp_, nextafter, nextafter_, deg2rad, deg2rad_, rad2deg, rad2deg_, dist, renorm, renorm_, put,
     put_, index_reduce, index_reduce_)}

@@ -352,3 +352,22 @@ def test_forward_ad_and_double_backward():
     for fn in [ember.lgamma, ember.digamma, ember.i0, ember.special.erfcx, lambda t: ember.mvlgamma(t + 1, 3)]:
         x = ember.tensor(xs, dtype=ember.float64, requires_grad=True)
         assert ember.autograd.gradgradcheck(fn, (x,))
+
+
+def _special_graph(fn):
+    def make():
+        x = ember.tensor([0.7, 1.3, 2.2], dtype=ember.float64, requires_grad=True)
+        return fn(x)
+    return make
+
+
+# graphs whose nodes cover the special functions' formulas (tests/test_autograd.py checks
+# that every formula of derivatives.yaml runs somewhere)
+DERIVATIVE_GRAPHS = [
+    _special_graph(lambda x: ember.digamma(x) + ember.lgamma(x) + ember.polygamma(1, x) + ember.i0(x) + ember.sinc(x)),
+    _special_graph(lambda x: ember.mvlgamma(x + 2, 2) + ember.igamma(x, x) + ember.igammac(x, x)),
+    _special_graph(lambda x: ember.special.entr(x) + ember.special.erfcx(x) + ember.special.i0e(x)
+                   + ember.special.i1(x) + ember.special.i1e(x)),
+    _special_graph(lambda x: ember.special.log_ndtr(x) + ember.special.ndtr(x) + ember.special.ndtri(x / 3)
+                   + ember.special.xlog1py(x, x) + ember.special.zeta(x + 1, x)),
+]
