@@ -294,7 +294,19 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     >>> ember.as_strided_scatter(ember.zeros(2, 2), ember.ones(2), (2,), (3,)).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return _scatter(input, src, lambda t: t.as_strided(size, stride, storage_offset))
+    out = input.clone()
+    if tuple(src.shape) != tuple(size):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(size)}")
+    # Written out of place, through the positions the view addresses in the copy's memory:
+    # an in-place write into an as_strided view of a tensor that requires grad leaves a
+    # cycle (AsStridedBackward0 saves its base, whose CopySlices history reaches it again)
+    # that is never freed (issue 15's note).
+    n = out.untyped_storage().nbytes() // out.element_size()
+    offset = out.storage_offset() if storage_offset is None else storage_offset
+    positions = _C.arange(n, device=out.device).as_strided(size, stride, offset)
+    flat = out.as_strided((n,), (1,), 0).index_put((positions.reshape(-1),), src.reshape(-1).to(out.dtype))
+    return flat.as_strided(tuple(out.shape), out.stride(), out.storage_offset())
 
 
 # ---------------------------------------------------------------- the *_copy functions
