@@ -2,8 +2,6 @@
 ``real``/``imag`` properties, and the conjugate and negative bits' queries. ember
 conjugates eagerly, so no tensor carries torch's lazy conjugate or negative bit:
 ``is_conj``/``is_neg`` are False and ``resolve_conj``/``resolve_neg`` return their input."""
-from . import _C
-
 
 
 def is_complex(input) -> bool:

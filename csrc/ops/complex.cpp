@@ -31,14 +31,6 @@ Tensor part_view(const Tensor& self, int part) {
   return retyped_view(self, to_real(self.dtype()), Dims(self.sizes()), std::move(strides), self.offset() * 2 + part);
 }
 
-// Runs a complex-family kernel over the loop of operands, for complex dtype `dt`.
-template <class F>
-void run_complex(ScalarType dt, F&& f) {
-  if (!runs_kernels()) return;
-  if (dt == ScalarType::ComplexDouble) f(double());
-  else f(float());
-}
-
 void check_parts_dtypes(const Tensor& a, const Tensor& b, const char* which) {
   const ScalarType x = a.dtype(), y = b.dtype();
   EMBER_CHECK(is_floating(x) && is_floating(y) && x != ScalarType::BFloat16 && y != ScalarType::BFloat16, Runtime,
@@ -65,7 +57,7 @@ Tensor from_parts(const Tensor& a, const Tensor& b, const Out& out, bool polar_f
   Tensor w = dst.is_contiguous() ? dst : empty_tensor(shape, dt);
   const Tensor* operands[] = {&w, &x, &y};
   kernels::Loop loop = kernels::make_loop(operands, 3);
-  run_complex(dt, [&](auto part) {
+  visit_complex(dt, [&](auto part) {
     using R = decltype(part);
     if (polar_form) kernels::complex::Kernels<R>::polar(loop);
     else kernels::complex::Kernels<R>::make(loop);
@@ -124,7 +116,7 @@ Tensor conj_physical(const Tensor& self, const Out& out) {
   const Tensor* operands[] = {&dst, &src};
   kernels::Loop loop = kernels::make_loop(operands, 2);
   dst.storage()->bump_version();
-  run_complex(self.dtype(), [&](auto part) { kernels::complex::Kernels<decltype(part)>::conj(loop); });
+  visit_complex(self.dtype(), [&](auto part) { kernels::complex::Kernels<decltype(part)>::conj(loop); });
   return dst;
 }
 
@@ -152,7 +144,7 @@ Tensor angle(const Tensor& self, const Out& out) {
   Tensor src = out.tensor.defined() ? unaliased_source(w, self, "angle") : self;
   const Tensor* operands[] = {&w, &src};
   kernels::Loop loop = kernels::make_loop(operands, 2);
-  run_complex(self.dtype(), [&](auto part) { kernels::complex::Kernels<decltype(part)>::angle(loop); });
+  visit_complex(self.dtype(), [&](auto part) { kernels::complex::Kernels<decltype(part)>::angle(loop); });
   if (!w.is_same(dst)) copy_(dst, w, false);
   return dst;
 }

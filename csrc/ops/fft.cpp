@@ -118,13 +118,6 @@ void fill_conjugate_half(std::complex<R>* out, IntList sizes, IntList strides, I
   }
 }
 
-template <class F>
-void visit_complex(ScalarType t, F&& f) {
-  if (!runs_kernels()) return;
-  if (t == ScalarType::ComplexDouble) f(double());
-  else f(float());
-}
-
 double signal_numel(IntList sizes, IntList dims) {
   double n = 1;
   for (int64_t d : dims) n *= double(sizes[d]);

@@ -57,6 +57,15 @@ void visit_float(ScalarType t, F&& f) {
   else f(float());
 }
 
+// Calls f(R()) with R the part type of complex dtype t (double for complex128, float for
+// complex64): the complex family's and the FFT's kernel launches.
+template <class F>
+void visit_complex(ScalarType t, F&& f) {
+  if (!runs_kernels()) return;
+  if (t == ScalarType::ComplexDouble) f(double());
+  else f(float());
+}
+
 // visit_dtype for a kernel launch: nothing on a device without data (see runs_kernels).
 template <class F>
 void launch(ScalarType t, F&& f) {
