@@ -10,9 +10,11 @@ use them to validate parameters (``arg_constraints``) and samples (``support``).
 from __future__ import annotations
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
-    "one_hot", "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+    "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
+    "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite",
+    "real", "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -235,6 +237,183 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Vectors of non-negative counts summing to at most upper_bound."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound) -> None:
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+def _all_last2(value):
+    """(..., m, n) bool -> (...): all of each matrix."""
+    return value.reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+
+
+class _LowerTriangular(Constraint):
+    """Square lower-triangular matrices."""
+
+    event_dim = 2
+
+    def check(self, value):
+        return _all_last2(value.tril() == value)
+
+
+class _LowerCholesky(Constraint):
+    """Lower-triangular matrices with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value):
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return _all_last2(value.tril() == value) & positive_diagonal
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower_cholesky with rows of norm 1."""
+
+    event_dim = 2
+
+    def check(self, value):
+        from .. import finfo, linalg
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        unit_rows = (linalg.norm(value.detach(), dim=-1) - 1.0).abs().le(tol).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
+class _Square(Constraint):
+    """Square matrices."""
+
+    event_dim = 2
+
+    def check(self, value):
+        from .. import full
+        from .. import bool as bool_
+        return full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=bool_, device=value.device)
+
+
+class _Symmetric(_Square):
+    """Symmetric matrices (within an absolute 1e-6)."""
+
+    def check(self, value):
+        from .. import isclose
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        from .. import linalg
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        return linalg.eigvalsh(value).ge(0).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value):
+        from .. import linalg
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        return linalg.cholesky_ex(value).info.eq(0)
+
+
+class _Cat(Constraint):
+    """Each of cseq on its slice (of lengths[i], 1 by default) along dim."""
+
+    def __init__(self, cseq, dim: int = 0, lengths=None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("cat(): expected a sequence of Constraints")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError("cat(): expected as many lengths as constraints")
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        from .. import cat as cat_
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError("cat(): dim out of range")
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return cat_(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Each of cseq on its index along dim."""
+
+    def __init__(self, cseq, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("stack(): expected a sequence of Constraints")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        from .. import stack as stack_
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError("stack(): dim out of range")
+        return stack_([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a MixtureSameFamily: its component's support, reduced over the
+    component dim too."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("expected a Constraint")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        if result.dim() == 0:
+            return result
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_constraint!r})"
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -254,3 +433,13 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+multinomial = _Multinomial
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

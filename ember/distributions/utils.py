@@ -8,7 +8,10 @@ from numbers import Number
 from .. import _C, Tensor, broadcast_tensors, finfo, get_default_dtype, tensor
 from ..autograd.grad_mode import enable_grad
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+__all__ = [
+    "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits", "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
+]
 
 
 def broadcast_all(*values):
@@ -77,3 +80,33 @@ def _sum_rightmost(value, dim: int):
 def _standard_normal(shape, dtype, device):
     """A tensor of the given shape, dtype and device filled from N(0, 1) with the default generator."""
     return _C.empty(shape, dtype=dtype, device=device).normal_()
+
+
+def _tril_mask(n: int, diag: int, device):
+    """(n, n) bool: True on and below diagonal diag."""
+    from .. import arange
+    idx = arange(n, device=device)
+    return idx < idx.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag: int = 0):
+    """The entries of the (..., n, n) matrices on and below diagonal diag, row by row, as (..., k)."""
+    n = mat.shape[-1]
+    if not -n <= diag < n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag: int = 0):
+    """The inverse of tril_matrix_to_vec: (..., k) -> (..., n, n), zero above diagonal diag."""
+    from .. import finfo
+    # k = n (n + 1) / 2 + diag n - |diag| (diag + 1) / 2 ... solved for n
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if not round(n) - n < finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
