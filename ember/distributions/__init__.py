@@ -12,29 +12,37 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .normal import Normal
-from .one_hot_categorical import OneHotCategorical
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F403
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = [
-    "Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "Normal", "OneHotCategorical", "Pareto",
-    "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
-    "transform_to",
+    "Bernoulli", "Categorical", "Cauchy", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "Laplace",
+    "LogNormal", "LogisticNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+    "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
 ]
 __all__.extend(transforms.__all__)

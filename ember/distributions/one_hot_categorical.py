@@ -7,7 +7,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -88,3 +88,19 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample is the straight-through estimator: the one-hot
+    sample in the forward pass, the gradient of probs in the backward pass.
+
+    >>> OneHotCategoricalStraightThrough(probs=ember.tensor([0.5, 0.5])).rsample().sum().item()
+    1.0
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=Size()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs  # cached, so that later gradients reach it
+        return samples + (probs - probs.detach())
