@@ -42,6 +42,8 @@ from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
 
+from . import _kl_more  # noqa: E402,F401  (registers KL pairs among the families above)
+
 __all__ = [
     "Bernoulli", "Categorical", "Cauchy", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
     "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "Laplace",
