@@ -112,8 +112,8 @@ def _kl_transformed_transformed(p, q):
 
 # ---------------------------------------------------------------- Gaussians
 def _check_event_shapes(p, q, what: str) -> None:
-    if p.event_shape != q.event_shape:
-        raise ValueError(f"KL-divergence between two {what} with different event shapes cannot be computed")
+    if p.event_shape != q.event_shape:  # torch's message, its run of spaces included
+        raise ValueError(f"KL-divergence between two {what} with{' ' * 26}different event shapes cannot be computed")
 
 
 def _capacitance_solve(q):

@@ -29,7 +29,7 @@ class MixtureSameFamily(Distribution):
         if not isinstance(self._mixture_distribution, Categorical):
             raise ValueError(" The Mixture distribution needs to be an  instance of torch.distributions.Categorical")
         if not isinstance(self._component_distribution, Distribution):
-            raise ValueError("The Component distribution need to be an instance of torch.distributions.Distribution")
+            raise ValueError("The Component distribution needs to be an instance of torch.distributions.Distribution")
         mdbs = self._mixture_distribution.batch_shape
         cdbs = self._component_distribution.batch_shape[:-1]
         for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):

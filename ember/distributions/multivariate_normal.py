@@ -40,8 +40,8 @@ class MultivariateNormal(Distribution):
     """MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None),
     exactly one of the three matrices given; batch dims of loc and the matrix broadcast.
 
-    >>> MultivariateNormal(ember.zeros(2), ember.eye(2)).log_prob(ember.zeros(2)).item() == -math.log(2 * math.pi)
-    True
+    >>> round(MultivariateNormal(ember.zeros(2), ember.eye(2)).log_prob(ember.zeros(2)).item(), 6)  # -log(2 pi)
+    -1.837877
     """
 
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
