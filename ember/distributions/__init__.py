@@ -25,6 +25,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -46,10 +47,10 @@ from . import _kl_more  # noqa: E402,F401  (registers KL pairs among the familie
 
 __all__ = [
     "Bernoulli", "Categorical", "Cauchy", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
-    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "Laplace",
-    "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
-    "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy",
+    "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "TransformedDistribution", "Uniform", "VonMises",
+    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
 ]
 __all__.extend(transforms.__all__)
