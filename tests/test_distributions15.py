@@ -545,7 +545,7 @@ def test_invalid_parameters_and_samples_raise_torchs_errors():
                                     ".logistic_normal", ".kumaraswamy", ".relaxed_bernoulli", ".relaxed_categorical",
                                     ".continuous_bernoulli", ".one_hot_categorical", ".generalized_pareto",
                                     ".von_mises", ".multivariate_normal", ".lowrank_multivariate_normal",
-                                    ".multinomial", ".mixture_same_family", ".lkj_cholesky"])
+                                    ".multinomial", ".mixture_same_family", ".lkj_cholesky", ".wishart"])
 def test_docstring_examples(module):
     mod = importlib.import_module("ember.distributions" + module)
     globs = {**vars(mod), "ember": ember, "math": math, "constraints": ED.constraints,
@@ -587,3 +587,46 @@ def test_lkj_cholesky():
     # each off-diagonal correlation is 2 Beta(b, b) - 1 with b = eta - 1 + d / 2: variance 1 / (2 b + 1)
     b = eta - 1 + d / 2
     assert abs(corr[:, 1, 0].var() - 1 / (2 * b + 1)) < 0.02 and abs(corr[:, 2, 1].mean()) < 0.05
+
+
+@pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart(kind):
+    a = rng(0).normal(size=(2, 3, 3))
+    cov = a @ a.transpose(0, 2, 1) + np.eye(3)
+    m = np.linalg.cholesky(cov) if kind == "scale_tril" else cov
+    e = ED.Wishart(T(ember, [4.0, 6.5]), **{kind: T(ember, m)})
+    t = TD.Wishart(T(torch, [4.0, 6.5]), **{kind: T(torch, m)})
+    assert (tuple(e.batch_shape), tuple(e.event_shape)) == ((2,), (3, 3))
+    for attr in ["mean", "mode", "variance", "covariance_matrix", "precision_matrix", "scale_tril"]:
+        close(getattr(e, attr), getattr(t, attr), 1e-9, 1e-10)
+    close(e.entropy(), t.entropy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's rsample warns of singular samples on every draw
+        x = t.sample((4,))
+    close(e.log_prob(T(ember, x.numpy())), t.log_prob(x), 1e-9, 1e-10)
+    assert e.expand((5, 2)).batch_shape == ember.Size([5, 2])
+    if kind == "covariance_matrix":
+        q = dict(df=T(ember, [5.0, 7.5]), covariance_matrix=T(ember, cov))
+        close(ED.kl_divergence(e, ED.Wishart(**q)),
+              TD.kl_divergence(t, TD.Wishart(T(torch, [5.0, 7.5]), covariance_matrix=T(torch, cov))))
+        same_error(lambda lib, D: D.Wishart(2.0, lib.eye(3)))
+        same_error(lambda lib, D: D.Wishart(4.0, lib.eye(3), scale_tril=lib.eye(3)))
+        same_error(lambda lib, D: D.Wishart(4.0, lib.ones(3)))
+        assert ED.Wishart(5.0, T(ember, cov)).mean.shape == ember.Size([2, 3, 3])  # torch fails to view its df
+
+        class TorchChi2:  # the Bartlett diagonal's Chi2 draws, until ember's Chi2 sampler is there
+            def __init__(self, df):
+                self.d = TD.Chi2(torch.tensor(df.numpy()))
+
+            def rsample(self, shape):
+                return ember.tensor(self.d.sample(shape).numpy())
+
+        class W(ED.Wishart):
+            _dist_chi2 = property(lambda self: TorchChi2(self.df.unsqueeze(-1) - ember.arange(3.0)))
+
+        torch.manual_seed(0)
+        ember.manual_seed(0)
+        s = W(T(ember, [4.0, 6.5]), T(ember, cov)).sample((3000,))
+        assert s.shape == ember.Size([3000, 2, 3, 3]) and bool(ED.constraints.positive_definite.check(s).all())
+        rel = np.abs(s.numpy().mean(0) - e.mean.numpy()) / np.sqrt(e.variance.numpy())
+        assert rel.max() < 5 / math.sqrt(3000) * 1.5

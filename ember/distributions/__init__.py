@@ -42,6 +42,7 @@ from .transforms import *  # noqa: F403
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 from . import _kl_more  # noqa: E402,F401  (registers KL pairs among the families above)
 
@@ -51,6 +52,6 @@ __all__ = [
     "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
     "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
     "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "TransformedDistribution", "Uniform", "VonMises",
-    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
+    "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
 ]
 __all__.extend(transforms.__all__)
