@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from . import constraints
-from .independent import Independent
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import StickBreakingTransform

@@ -1,8 +1,6 @@
 """The two-parameter Weibull distribution."""
 from __future__ import annotations
 
-import math
-
 from .. import lgamma, ones_like
 from . import constraints
 from .exponential import Exponential
