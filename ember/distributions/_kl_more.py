@@ -12,7 +12,7 @@ from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
 from .geometric import Geometric
-from .gumbel import _EULER_GAMMA, Gumbel
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .kl import _kl_normal_normal, kl_divergence, register_kl
 from .laplace import Laplace
@@ -23,6 +23,7 @@ from .normal import Normal
 from .pareto import Pareto
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
+from .utils import euler_constant as _EULER_GAMMA
 
 __all__: list = []
 

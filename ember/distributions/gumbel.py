@@ -10,10 +10,9 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
 from .utils import broadcast_all
+from .utils import euler_constant as _EULER_GAMMA
 
 __all__ = ["Gumbel"]
-
-_EULER_GAMMA = 0.57721566490153286060
 
 
 class Gumbel(TransformedDistribution):

@@ -9,10 +9,9 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
 from .utils import broadcast_all
+from .utils import euler_constant as _EULER_GAMMA
 
 __all__ = ["Kumaraswamy"]
-
-_EULER_GAMMA = 0.57721566490153286060
 
 
 def _moments(a, b, n):

@@ -9,9 +9,11 @@ from .. import _C, Tensor, broadcast_tensors, finfo, get_default_dtype, tensor
 from ..autograd.grad_mode import enable_grad
 
 __all__ = [
-    "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits", "tril_matrix_to_vec",
+    "broadcast_all", "clamp_probs", "euler_constant", "lazy_property", "logits_to_probs", "probs_to_logits", "tril_matrix_to_vec",
     "vec_to_tril_matrix",
 ]
+
+euler_constant = 0.57721566490153286060  # the Euler-Mascheroni constant
 
 
 def broadcast_all(*values):

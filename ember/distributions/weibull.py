@@ -4,10 +4,10 @@ from __future__ import annotations
 from .. import lgamma, ones_like
 from . import constraints
 from .exponential import Exponential
-from .gumbel import _EULER_GAMMA
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .utils import broadcast_all
+from .utils import euler_constant as _EULER_GAMMA
 
 __all__ = ["Weibull"]
 
