@@ -630,3 +630,12 @@ def test_wishart(kind):
         assert s.shape == ember.Size([3000, 2, 3, 3]) and bool(ED.constraints.positive_definite.check(s).all())
         rel = np.abs(s.numpy().mean(0) - e.mean.numpy()) / np.sqrt(e.variance.numpy())
         assert rel.max() < 5 / math.sqrt(3000) * 1.5
+
+
+def test_transforms_are_unhashable_like_torchs_and_pickle():
+    import pickle
+    for D in (ED, TD):
+        with pytest.raises(TypeError):
+            hash(D.ExpTransform())
+    t = pickle.loads(pickle.dumps(ED.ComposeTransform([ED.ExpTransform(), ED.AffineTransform(1.0, 2.0)])))
+    assert t.inv(t(ember.tensor([0.5]))).tolist() == [0.5]

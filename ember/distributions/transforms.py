@@ -90,8 +90,6 @@ class Transform:
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
 
-    __hash__ = object.__hash__
-
     def __call__(self, x):
         if self._cache_size == 0:
             return self._call(x)
@@ -167,8 +165,6 @@ class _InverseTransform(Transform):
     def __eq__(self, other) -> bool:
         return isinstance(other, _InverseTransform) and self._inv == other._inv
 
-    __hash__ = object.__hash__
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._inv!r})"
 
@@ -196,8 +192,6 @@ class ComposeTransform(Transform):
 
     def __eq__(self, other) -> bool:
         return isinstance(other, ComposeTransform) and self.parts == other.parts
-
-    __hash__ = object.__hash__
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
@@ -406,8 +400,6 @@ class ExpTransform(Transform):
     def __eq__(self, other) -> bool:
         return isinstance(other, ExpTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.exp()
 
@@ -440,8 +432,6 @@ class PowerTransform(Transform):
 
     def __eq__(self, other) -> bool:
         return isinstance(other, PowerTransform) and bool(self.exponent.eq(other.exponent).all())
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.pow(self.exponent)
@@ -476,8 +466,6 @@ class SigmoidTransform(Transform):
     def __eq__(self, other) -> bool:
         return isinstance(other, SigmoidTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return _clipped_sigmoid(x)
 
@@ -501,8 +489,6 @@ class SoftplusTransform(Transform):
     def __eq__(self, other) -> bool:
         return isinstance(other, SoftplusTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return softplus(x)
 
@@ -525,8 +511,6 @@ class TanhTransform(Transform):
     def __eq__(self, other) -> bool:
         return isinstance(other, TanhTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.tanh()
 
@@ -546,8 +530,6 @@ class AbsTransform(Transform):
 
     def __eq__(self, other) -> bool:
         return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -598,8 +580,6 @@ class AffineTransform(Transform):
             elif not bool((a == b).all()):
                 return False
         return True
-
-    __hash__ = object.__hash__
 
     @property
     def sign(self):
@@ -694,8 +674,6 @@ class SoftmaxTransform(Transform):
     def __eq__(self, other) -> bool:
         return isinstance(other, SoftmaxTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
         return probs / probs.sum(-1, True)
@@ -725,8 +703,6 @@ class StickBreakingTransform(Transform):
 
     def __eq__(self, other) -> bool:
         return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     def _offset_log(self, x):
         k = x.shape[-1]
@@ -769,8 +745,6 @@ class LowerCholeskyTransform(Transform):
     def __eq__(self, other) -> bool:
         return isinstance(other, LowerCholeskyTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
 
@@ -786,8 +760,6 @@ class PositiveDefiniteTransform(Transform):
 
     def __eq__(self, other) -> bool:
         return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
