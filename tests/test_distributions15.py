@@ -638,4 +638,4 @@ def test_transforms_are_unhashable_like_torchs_and_pickle():
         with pytest.raises(TypeError):
             hash(D.ExpTransform())
     t = pickle.loads(pickle.dumps(ED.ComposeTransform([ED.ExpTransform(), ED.AffineTransform(1.0, 2.0)])))
-    assert t.inv(t(ember.tensor([0.5]))).tolist() == [0.5]
+    assert abs(t.inv(t(ember.tensor([0.5]))).item() - 0.5) < 1e-6 and t.parts[1].scale == 2.0
