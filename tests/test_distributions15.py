@@ -639,3 +639,14 @@ def test_transforms_are_unhashable_like_torchs_and_pickle():
             hash(D.ExpTransform())
     t = pickle.loads(pickle.dumps(ED.ComposeTransform([ED.ExpTransform(), ED.AffineTransform(1.0, 2.0)])))
     assert abs(t.inv(t(ember.tensor([0.5]))).item() - 0.5) < 1e-6 and t.parts[1].scale == 2.0
+
+
+def test_float32_parameters_keep_float32():
+    for name, (params, x, u) in SCALAR_CASES.items():
+        e = getattr(ED, name)(*[T(ember, p, "float32") for p in params])
+        t = getattr(TD, name)(*[T(torch, p, "float32") for p in params])
+        got, expected = e.log_prob(T(ember, x, "float32")), t.log_prob(T(torch, x, "float32"))
+        assert got.dtype == ember.float32 and e.sample().dtype == ember.float32, name
+        close(got, expected, 1e-4, 1e-5)
+        if u is not None:
+            close(e.icdf(T(ember, u, "float32")), t.icdf(T(torch, u, "float32")), 1e-4, 1e-5)
