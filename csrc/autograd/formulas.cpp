@@ -273,11 +273,13 @@ Tensor diagonal_backward(const Tensor& grad, IntList sizes, int64_t offset, int6
   return region_backward(grad, sizes, [&](const Tensor& t) { return ops::diagonal(t, offset, dim1, dim2); });
 }
 
-Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntList size, IntList stride,
-                           std::optional<int64_t> storage_offset) {
-  // Work in self's storage coordinates, from the smaller of the two offsets.
-  const int64_t view_offset = storage_offset.value_or(self.offset());
-  const int64_t base = std::min(view_offset, self.offset());
+// Only the input's geometry is saved, never the input: a tensor written in place through an
+// as_strided view has CopySlices for history, which reaches this node again (a cycle).
+Tensor as_strided_backward(const Tensor& grad, IntList self_sizes, IntList self_strides, int64_t self_offset,
+                           IntList size, IntList stride, std::optional<int64_t> storage_offset) {
+  // Work in the input's storage coordinates, from the smaller of the two offsets.
+  const int64_t view_offset = storage_offset.value_or(self_offset);
+  const int64_t base = std::min(view_offset, self_offset);
   auto extent = [](IntList sz, IntList st, int64_t off) {
     int64_t e = off + 1;
     for (size_t i = 0; i < sz.size(); ++i) {
@@ -286,12 +288,12 @@ Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntList size,
     }
     return e;
   };
-  const int64_t n = std::max(extent(size, stride, view_offset - base), extent(self.sizes(), self.strides(), self.offset() - base));
+  const int64_t n = std::max(extent(size, stride, view_offset - base), extent(self_sizes, self_strides, self_offset - base));
   Tensor storage = ops::arange(Scalar(std::max<int64_t>(n, 1)), ScalarType::Int64);
   Tensor view_pos = ops::as_strided(storage, size, stride, view_offset - base);
-  Tensor self_pos = ops::as_strided(storage, self.sizes(), self.strides(), self.offset() - base);
+  Tensor self_pos = ops::as_strided(storage, self_sizes, self_strides, self_offset - base);
   Tensor flat = scatter_flat(grad, IntList{std::max<int64_t>(n, 1)}, view_pos);
-  return reshape(index_select(flat, 0, ops::reshape(self_pos, IntList{-1})), self.sizes());
+  return reshape(index_select(flat, 0, ops::reshape(self_pos, IntList{-1})), self_sizes);
 }
 
 Tensor cat_pieces(const std::vector<Tensor>& grads, IntList sizes, int64_t dim) {

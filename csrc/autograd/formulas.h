@@ -62,8 +62,8 @@ Tensor narrow_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t s
 Tensor select_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t index);
 Tensor slice_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t start, int64_t stop, int64_t step);
 Tensor unfold_backward(const Tensor& grad, IntList sizes, int64_t dim, int64_t size, int64_t step);
-Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntList size, IntList stride,
-                           std::optional<int64_t> storage_offset);
+Tensor as_strided_backward(const Tensor& grad, IntList self_sizes, IntList self_strides, int64_t self_offset,
+                           IntList size, IntList stride, std::optional<int64_t> storage_offset);
 Tensor diagonal_backward(const Tensor& grad, IntList sizes, int64_t offset, int64_t dim1, int64_t dim2);
 Tensor cat_pieces(const std::vector<Tensor>& grads, IntList sizes, int64_t dim);
 

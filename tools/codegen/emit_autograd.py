@@ -188,6 +188,12 @@ def _node(op: Op, d: Derivative, cls: str) -> tuple[str, dict]:
                 members.append(f"  Dims {a.name}_sizes;")
                 exposed.append((f"{a.name}_sym_sizes", f"{a.name}_sizes"))
                 saves.append(f"  node->{a.name}_sizes = Dims({a.name}.sizes());")
+        if is_tensor and not a.type.is_list and _ident_used(f"{a.name}_strides", exprs):
+            members.append(f"  Dims {a.name}_strides;")
+            saves.append(f"  node->{a.name}_strides = Dims({a.name}.strides());")
+        if is_tensor and not a.type.is_list and _ident_used(f"{a.name}_storage_offset", exprs):
+            members.append(f"  int64_t {a.name}_storage_offset = 0;")
+            saves.append(f"  node->{a.name}_storage_offset = {a.name}.offset();")
         if is_tensor and _ident_used(f"{a.name}_dtype", exprs):
             members.append(f"  ScalarType {a.name}_dtype;")
             saves.append(f"  node->{a.name}_dtype = {a.name}.dtype();")
