@@ -37,6 +37,6 @@ def skip_cuda_tests_without_a_gpu(items):
 def pytest_sessionfinish(session, exitstatus):
     """run.sh reads pytest's own status here: a tracer crash at exit would replace it."""
     path = os.environ.get("EMBER_PYTEST_STATUS")
-    if path:
+    if path and not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller's status, not a worker's
         with open(path, "w") as f:
             f.write(str(int(exitstatus)))
