@@ -238,6 +238,10 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
 from . import _ops_shape  # noqa: E402
 
 globals().update(_ops_shape.FUNCTIONS)
+# torch's remaining small names (pi, svd, qr, the RNN cells, the removed linalg calls, flags): ember/_torch_more.py
+from . import _torch_more  # noqa: E402
+
+globals().update(_torch_more.TOP_LEVEL)
 globals().update(_ops_shape.inplace_aliases(Tensor, set(globals()) | set(_LAZY_NAMES)))  # after every Tensor method
 
 

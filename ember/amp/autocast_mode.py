@@ -11,7 +11,7 @@ from .. import _C
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                  "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _enabled = {}
-_dtype = {"cpu": _C.bfloat16}  # every other device type defaults to float16, as in torch
+_dtype = {"cpu": _C.bfloat16, "hpu": _C.bfloat16, "xla": _C.bfloat16, "maia": _C.bfloat16}  # the rest: float16, as in torch
 
 
 def _device_type(device_type):
