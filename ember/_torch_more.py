@@ -682,3 +682,129 @@ PROPERTIES = {
                                  "is_nested", "is_xla")},
     "volatile": _volatile, "name": _name,
 }
+
+
+# ---- the functional RNNs over a whole sequence (what nn.LSTM, GRU and RNN run) ----
+
+def _run_rnn(kind, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """(output, final states): layer by layer, each direction a loop of kind's cell over
+    time; params per layer and direction: w_ih, w_hh[, b_ih, b_hh][, w_hr]."""
+    cell = {"lstm": lstm_cell, "gru": gru_cell, "rnn_tanh": rnn_tanh_cell, "rnn_relu": rnn_relu_cell}[kind]
+    directions = 2 if bidirectional else 1
+    per = len(params) // (num_layers * directions)
+    if per * num_layers * directions != len(params) or per not in ((4, 5) if has_biases else (2, 3)):
+        raise RuntimeError(f"{kind}: expected {num_layers * directions} groups of "
+                           f"{'4' if has_biases else '2'} (or with projections one more) parameters, "
+                           f"got {len(params)}")
+    states = list(hx) if kind == "lstm" else [hx]  # each (layers * directions, B, H)
+    x = input.transpose(0, 1) if batch_first else input  # (T, B, I)
+    finals = [[] for _ in states]
+    for layer in _builtins.range(num_layers):
+        outputs = []
+        for direction in _builtins.range(directions):
+            index = layer * directions + direction
+            group = params[index * per:(index + 1) * per]
+            w_ih, w_hh = group[0], group[1]
+            b_ih, b_hh = (group[2], group[3]) if has_biases else (None, None)
+            w_hr = group[-1] if per in (3, 5) else None
+            state = [s[index] for s in states]
+            steps = []
+            times = _builtins.range(x.size(0) - 1, -1, -1) if direction else _builtins.range(x.size(0))
+            for t in times:
+                if kind == "lstm":
+                    h, c = cell(x[t], state, w_ih, w_hh, b_ih, b_hh)
+                    state = [h if w_hr is None else h.matmul(w_hr.t()), c]
+                else:
+                    state = [cell(x[t], state[0], w_ih, w_hh, b_ih, b_hh)]
+                steps.append(state[0])
+            if direction:
+                steps.reverse()
+            outputs.append(_C.stack(steps) if steps else x.new_empty((0, x.size(1), state[0].size(-1))))
+            for final, s in zip(finals, state):
+                final.append(s)
+        x = outputs[0] if directions == 1 else _C.cat(outputs, 2)  # (T, B, directions * H)
+        if dropout and train and layer < num_layers - 1:
+            from .nn import functional as F
+
+            x = F.dropout(x, dropout, True)
+    output = x.transpose(0, 1) if batch_first else x
+    return (output,) + tuple(_C.stack(f) for f in finals)
+
+
+def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """(output, h_n, c_n) of a multi-layer LSTM over input (T, B, I), or (B, T, I) with
+    batch_first, from hx = (h_0, c_0) and the flat list of its parameters (nn.LSTM's
+    _flat_weights order)."""
+    _check_tensor("lstm", "input", input)
+    return _run_rnn("lstm", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+
+def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """(output, h_n) of a multi-layer GRU; see lstm."""
+    _check_tensor("gru", "input", input)
+    return _run_rnn("gru", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+
+def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """(output, h_n) of a multi-layer Elman RNN with tanh; see lstm."""
+    _check_tensor("rnn_tanh", "input", input)
+    return _run_rnn("rnn_tanh", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                    batch_first)
+
+
+def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """(output, h_n) of a multi-layer Elman RNN with relu; see lstm."""
+    _check_tensor("rnn_relu", "input", input)
+    return _run_rnn("rnn_relu", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                    batch_first)
+
+
+# ---- the ops behind F.grid_sample and F.affine_grid, with torch's integer modes ----
+
+_INTERPOLATION = ("bilinear", "nearest", "bicubic")
+_PADDING = ("zeros", "border", "reflection")
+
+
+def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners, dims=None):
+    if dims is not None and not (input.dim() == grid.dim() == dims + 2):
+        raise RuntimeError(f"grid_sampler(): expected {dims + 2}D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    from .nn import functional as F
+
+    return F.grid_sample(input, grid, _INTERPOLATION[interpolation_mode], _PADDING[padding_mode], align_corners)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """F.grid_sample with modes as integers: interpolation 0 bilinear, 1 nearest, 2 bicubic;
+    padding 0 zeros, 1 border, 2 reflection."""
+    _check_tensor("grid_sampler", "input", input)
+    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler on 4-D input and grid."""
+    _check_tensor("grid_sampler_2d", "input", input)
+    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners, 2)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler on 5-D input and grid."""
+    _check_tensor("grid_sampler_3d", "input", input)
+    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners, 3)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """F.affine_grid(theta, size, align_corners)."""
+    _check_tensor("affine_grid_generator", "theta", theta)
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    from .nn import functional as F
+
+    return F.affine_grid(theta, list(size), align_corners)
+
+
+TOP_LEVEL.update({
+    "lstm": lstm, "gru": gru, "rnn_tanh": rnn_tanh, "rnn_relu": rnn_relu, "grid_sampler": grid_sampler,
+    "grid_sampler_2d": grid_sampler_2d, "grid_sampler_3d": grid_sampler_3d,
+    "affine_grid_generator": affine_grid_generator,
+})
