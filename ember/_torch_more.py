@@ -808,3 +808,64 @@ TOP_LEVEL.update({
     "grid_sampler_2d": grid_sampler_2d, "grid_sampler_3d": grid_sampler_3d,
     "affine_grid_generator": affine_grid_generator,
 })
+
+
+# ---- randomized low-rank SVD and PCA (Halko, Martinsson, Tropp 2009: range finder
+# with power iterations, then the SVD of the small projected matrix) ----
+
+def _approximate_basis(A, q, niter, M):
+    """An orthonormal (.., m, q) basis approximating the range of A - M."""
+    R = _C.randn(A.shape[-1], q, dtype=A.dtype)
+    X = A.matmul(R) if M is None else A.matmul(R) - M.matmul(R)
+    Q = _C.linalg_qr(X)[0]
+    for _ in _builtins.range(niter):
+        Y = A.mH.matmul(Q) if M is None else A.mH.matmul(Q) - M.mH.matmul(Q)
+        Q = _C.linalg_qr(Y)[0]
+        X = A.matmul(Q) if M is None else A.matmul(Q) - M.matmul(Q)
+        Q = _C.linalg_qr(X)[0]
+    return Q
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V), approximately the q largest singular triplets of A (or of A - M), with
+    A ~ U diag(S) V^H; randomized, so results vary from run to run unless A has rank q or
+    less. q is capped at min(m, n).
+
+    >>> U, S, V = ember.svd_lowrank(ember.ones(4, 3), q=1)
+    >>> round(S.item(), 4)
+    3.4641
+    """
+    _check_tensor("svd_lowrank", "A", A)
+    from . import linalg
+
+    m, n = A.shape[-2:]
+    q = min(6 if q is None else q, m, n)
+    niter = 2 if niter is None else niter
+    if M is not None:
+        M = M.broadcast_to(A.shape)
+    if m < n:  # work on the taller A^H, whose range is the smaller
+        V, S, U = svd_lowrank(A.mH, q, niter, None if M is None else M.mH)
+        return U, S, V
+    Q = _approximate_basis(A, q, niter, M)
+    B = Q.mH.matmul(A) if M is None else Q.mH.matmul(A) - Q.mH.matmul(M)  # (.., q, n)
+    U, S, Vh = linalg.svd(B, full_matrices=False)
+    return Q.matmul(U), S, Vh.mH
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """(U, S, V) of a randomized SVD of A with its column means removed (center=True):
+    the principal directions are V's columns, A's projections onto them A @ V[:, :k].
+    q defaults to min(6, m, n)."""
+    _check_tensor("pca_lowrank", "A", A)
+    m, n = A.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    if not (isinstance(q, int) and 0 <= q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if not (isinstance(niter, int) and niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter)
+    return svd_lowrank(A - A.mean(-2, keepdim=True), q, niter)
+
+
+TOP_LEVEL.update({"svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank})

@@ -422,3 +422,25 @@ def test_grid_sampler():
         check(lambda lib: lib.affine_grid_generator(sample(lib, 2, 2, 3), [2, 1, 3, 4], align), tol=1e-12)
     check(lambda lib: lib.affine_grid_generator(sample(lib, 1, 3, 4), [1, 1, 2, 3, 2], False), tol=1e-12)
     same_error(lambda lib: lib.affine_grid_generator(lib.ones(2, 2, 3), [2, 1, 3], False))
+
+
+def test_lowrank():
+    def rank2(lib, m, n):  # an exact rank-2 matrix: randomized methods then find it exactly
+        return sample(lib, m, 1) @ sample(lib, 1, n) + sample(lib, m, 1).cos() @ sample(lib, 1, n).square()
+
+    for m, n in [(6, 5), (4, 7)]:
+        U, S, V = ember.svd_lowrank(rank2(ember, m, n), q=2)
+        assert (U.shape, S.shape, V.shape) == ((m, 2), (2,), (n, 2))
+        assert_same(U @ ember.diag(S) @ V.mT, rank2(torch, m, n), tol=1e-10)
+        assert_same(S, torch.svd_lowrank(rank2(torch, m, n), q=2)[1], tol=1e-10)
+    check(lambda lib: [t.shape for t in lib.svd_lowrank(sample(lib, 5, 4))])  # q capped at min(m, n)
+    check(lambda lib: [t.dtype for t in lib.svd_lowrank(sample(lib, 2, 5, 4, dtype="float32"), q=3)])
+    A = rank2(ember, 6, 5)
+    U, S, V = ember.pca_lowrank(A, q=2)
+    centered = rank2(torch, 6, 5) - rank2(torch, 6, 5).mean(0, keepdim=True)
+    assert_same(S, torch.linalg.svdvals(centered)[:2], tol=1e-10)
+    assert_same(U @ ember.diag(S) @ V.mT, centered, tol=1e-10)
+    check(lambda lib: [t.shape for t in lib.pca_lowrank(sample(lib, 5, 4), center=False)])
+    for q in (10, -1):
+        same_error(lambda lib: lib.pca_lowrank(lib.ones(5, 4), q=q))
+    same_error(lambda lib: lib.pca_lowrank(lib.ones(5, 4), niter=-1))
