@@ -12,6 +12,7 @@ import math
 import warnings
 
 from . import _C
+from ._constants import contiguous_format
 from .linalg import _named, _structseq
 
 _svd = _structseq("svd", "_svd", ["U", "S", "V"])
@@ -505,6 +506,7 @@ def _autocast_functions():
 
 TOP_LEVEL = {
     "pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan, "newaxis": None,
+    "legacy_contiguous_format": contiguous_format,  # torch's is the same object
     "detach": detach, "is_inference": is_inference, "get_device": get_device, "is_distributed": is_distributed,
     "typename": typename, "range": range, "constant_pad_nd": constant_pad_nd, "native_dropout": native_dropout,
     "frobenius_norm": frobenius_norm, "nuclear_norm": nuclear_norm, "norm_except_dim": norm_except_dim,

@@ -444,3 +444,20 @@ def test_lowrank():
     for q in (10, -1):
         same_error(lambda lib: lib.pca_lowrank(lib.ones(5, 4), q=q))
     same_error(lambda lib: lib.pca_lowrank(lib.ones(5, 4), niter=-1))
+
+
+def test_module_level_names():
+    assert ember.legacy_contiguous_format is ember.contiguous_format
+    assert torch.legacy_contiguous_format is torch.contiguous_format
+    assert ember.GradScaler is ember.amp.GradScaler and ember.to_dlpack is ember.utils.dlpack.to_dlpack
+    assert ember.from_dlpack(ember.to_dlpack(ember.arange(3))).tolist() == [0, 1, 2]
+    try:
+        ember.set_autocast_dtype("cpu", ember.float16)
+        assert ember.get_autocast_dtype("cpu") == ember.float16
+    finally:
+        ember.set_autocast_dtype("cpu", ember.bfloat16)
+    assert ember.version.__version__ == ember.__version__
+    assert (ember.version.hip, ember.version.debug) == (torch.version.hip, torch.version.debug)
+    if not ember.cuda._is_compiled():
+        assert ember.version.cuda is None  # as torch's CPU build
+    check(lambda lib: [lib.get_autocast_dtype(d) for d in ("cpu", "cuda", "hpu", "xla", "maia", "mps")])
