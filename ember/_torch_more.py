@@ -654,7 +654,27 @@ def _symeig_method(self, eigenvectors=False):
     raise RuntimeError(_SYMEIG_MESSAGE)
 
 
+def _as_subclass(self, cls):
+    """self's data as an instance of cls (a subclass of Tensor), sharing memory and
+    staying in the autograd graph (an alias of self)."""
+    from ._tensor import Tensor
+
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    alias = self.view_as(self)
+    alias.__class__ = cls
+    return alias
+
+
+def _module_load(self, other, assign=False):
+    """What load_state_dict swaps in for self: self.copy_(other).detach(), or
+    other.detach() with assign."""
+    return other.detach() if assign else self.copy_(other).detach()
+
+
 METHODS = {
+    "as_subclass": _as_subclass, "module_load": _module_load,
     "hardshrink": _hardshrink, "prelu": _prelu, "new": _new, "const_data_ptr": _const_data_ptr,
     "storage_type": _storage_type, "apply_": _apply_, "map_": _map_, "map2_": _map2_, "resize": _resize,
     "resize_as": _resize_as, "is_pinned": _is_pinned, "is_distributed": _is_distributed,

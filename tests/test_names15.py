@@ -461,3 +461,26 @@ def test_module_level_names():
     if not ember.cuda._is_compiled():
         assert ember.version.cuda is None  # as torch's CPU build
     check(lambda lib: [lib.get_autocast_dtype(d) for d in ("cpu", "cuda", "hpu", "xla", "maia", "mps")])
+
+
+def test_as_subclass_and_module_load():
+    def run(lib):
+        class Marked(lib.Tensor):
+            pass
+
+        x = lib.ones(2, requires_grad=True)
+        s = (x * 2).as_subclass(Marked)
+        leaf = x.as_subclass(Marked)
+        (s * lib.tensor([1.0, 3.0])).sum().backward()
+        return (type(s) is Marked, s.requires_grad, leaf.is_leaf, leaf.requires_grad, leaf.data_ptr() == x.data_ptr(),
+                x.grad, type(x.as_subclass(lib.Tensor)) is lib.Tensor)
+
+    check(run)
+    same_error(lambda lib: lib.ones(2).as_subclass(int))
+    for assign in (False, True):
+        def load(lib):
+            target, value = lib.zeros(2), lib.tensor([1.0, 2.0])
+            out = target.module_load(value, assign)
+            return out, target, out is not value and out is not target, out.data_ptr() == value.data_ptr()
+
+        check(load)
