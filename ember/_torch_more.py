@@ -891,3 +891,69 @@ def pca_lowrank(A, q=None, center=True, niter=2):
 
 
 TOP_LEVEL.update({"svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank})
+
+
+# ---- segment_reduce ----
+
+_SEGMENT_OPS = {"sum": "sum", "prod": "prod", "mean": "sum", "max": "amax", "min": "amin"}
+_SEGMENT_EMPTY = {"sum": 0.0, "prod": 1.0, "mean": math.nan, "max": -math.inf, "min": math.inf}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """Reduces consecutive segments of data along axis ('sum', 'prod', 'mean', 'max',
+    'min'), the segments given by lengths (shape data.shape[:axis] + (segments,)) or by
+    offsets (one more than segments); an empty segment gives initial, or the reduction's
+    identity (nan for mean). With initial, every segment starts from it.
+
+    >>> ember.segment_reduce(ember.tensor([1., 2., 3.]), "sum", lengths=ember.tensor([2, 0, 1])).tolist()
+    [3.0, 0.0, 3.0]
+    """
+    _check_tensor("segment_reduce", "data", data, 1)
+    if reduce not in _SEGMENT_OPS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    if lengths is None:
+        lengths = offsets.narrow(-1, 1, offsets.size(-1) - 1) - offsets.narrow(-1, 0, offsets.size(-1) - 1)
+    if not data.is_floating_point():
+        raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for '{data.dtype._legacy_name}'")
+    if lengths.is_floating_point() or lengths.dtype == _C.bool:
+        raise NotImplementedError(f"\"_segment_reduce_lengths_cpu_kernel1\" not implemented for "
+                                  f"'{lengths.dtype._legacy_name}'")
+    if data.dim() < lengths.dim():
+        raise RuntimeError("Expected data.dim() >= lengths_value.dim() to be true, but got false.  (Could this "
+                           "error message be improved?  If so, please report an enhancement request to PyTorch.)")
+    axis = axis + data.dim() if axis < 0 else axis
+    if axis != lengths.dim() - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis}.")
+    if bool((lengths < 0).any()):
+        raise RuntimeError("lengths contains negative value!")
+    if not unsafe and bool((lengths.sum(-1) != data.size(axis)).any()):
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                           "data.size(lengths.dim()-1) when !unsafe.")
+    lead, n, segments = tuple(data.shape[:axis]), data.size(axis), lengths.size(-1)
+    rows = math.prod(lead)
+    flat = data.reshape(rows * n, -1)  # (rows * N, R)
+    ends = lengths.reshape(rows, segments).cumsum(-1)
+    ids = _C.searchsorted(ends, _C.arange(n).expand(rows, n).contiguous(), right=True)  # (rows, N), segment of each
+    ids = (ids + _C.arange(rows).unsqueeze(1) * segments).reshape(-1, 1).expand(flat.shape)
+    base = _C.zeros((rows * segments, flat.size(1)), dtype=data.dtype)
+    result = base.scatter_reduce(0, ids, flat, _SEGMENT_OPS[reduce], include_self=False)
+    counts = lengths.reshape(-1, 1).to(data.dtype)
+    if initial is not None:
+        if reduce in ("sum", "mean"):
+            result = result + initial
+        elif reduce == "prod":
+            result = result * initial
+        else:
+            result = (result.clamp(min=initial) if reduce == "max" else result.clamp(max=initial))
+    if reduce == "mean":
+        result = result / counts.clamp(min=1)
+    empty = _SEGMENT_EMPTY[reduce] if initial is None else initial
+    result = _C.where(counts == 0, _C.full((), empty, dtype=data.dtype), result)
+    return result.reshape(lead + (segments,) + tuple(data.shape[axis + 1:]))
+
+
+TOP_LEVEL["segment_reduce"] = segment_reduce

@@ -484,3 +484,34 @@ def test_as_subclass_and_module_load():
             return out, target, out is not value and out is not target, out.data_ptr() == value.data_ptr()
 
         check(load)
+
+
+def test_segment_reduce():
+    for reduce in ("sum", "prod", "mean", "max", "min"):
+        for initial in (None, 7.0):
+            check(lambda lib: lib.segment_reduce(sample(lib, 5), reduce, lengths=lib.tensor([2, 0, 3]),
+                                                 initial=initial), tol=1e-12)
+        check(lambda lib: lib.segment_reduce(sample(lib, 2, 6), reduce, lengths=lib.tensor([[2, 4], [1, 5]]), axis=1),
+              tol=1e-12)
+        check(lambda lib: lib.segment_reduce(sample(lib, 6, 2, dtype="float32"), reduce,
+                                             offsets=lib.tensor([0, 1, 1, 6], dtype=lib.int32)), tol=1e-6)
+
+        def grad(lib):
+            x = sample(lib, 2, 5).requires_grad_()
+            out = lib.segment_reduce(x.t(), reduce, lengths=lib.tensor([3, 0, 2]))
+            (out * lib.arange(out.numel(), dtype=lib.float64).reshape(out.shape)).sum().backward()
+            return x.grad
+
+        if reduce != "prod":  # TODO(#15): ember's scatter_reduce has no 'prod' derivative yet
+            check(grad, tol=1e-12)
+    check(lambda lib: lib.segment_reduce(sample(lib, 3, 2), "sum", lengths=lib.tensor([1, 2]), axis=-2))
+    for bad in [lambda lib: lib.segment_reduce(lib.ones(5), "foo", lengths=lib.tensor([5])),
+                lambda lib: lib.segment_reduce(lib.ones(5), "sum"),
+                lambda lib: lib.segment_reduce(lib.ones(5), "sum", indices=lib.tensor([0])),
+                lambda lib: lib.segment_reduce(lib.ones(5), "sum", lengths=lib.tensor([2])),
+                lambda lib: lib.segment_reduce(lib.ones(5), "sum", lengths=lib.tensor([6, -1])),
+                lambda lib: lib.segment_reduce(lib.arange(5), "sum", lengths=lib.tensor([5])),
+                lambda lib: lib.segment_reduce(lib.ones(5), "sum", lengths=lib.tensor([2.0, 3.0])),
+                lambda lib: lib.segment_reduce(lib.ones(2, 6), "sum", lengths=lib.tensor([2, 4]), axis=1),
+                lambda lib: lib.segment_reduce(lib.ones(5), "sum", lengths=lib.tensor([[2, 3]]))]:
+        same_error(bad)
