@@ -216,6 +216,8 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
     "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
             "GradScaler"),
     "_torch_alias": ("install_as_torch",),
+    "amp.autocast_mode": ("is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+                          "autocast_decrement_nesting"),
     "nn._functional.top_level": ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout",
                                  "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
                                  "feature_alpha_dropout", "feature_alpha_dropout_", "relu_", "selu_", "celu_",

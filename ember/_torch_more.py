@@ -654,6 +654,20 @@ def _symeig_method(self, eigenvectors=False):
     raise RuntimeError(_SYMEIG_MESSAGE)
 
 
+_REINFORCE_MESSAGE = (
+    "reinforce() was removed.\nUse torch.distributions instead.\nSee https://pytorch.org/docs/main/distributions.html"
+    "\n\nInstead of:\n\nprobs = policy_network(state)\naction = probs.multinomial()\nnext_state, reward = "
+    "env.step(action)\naction.reinforce(reward)\naction.backward()\n\nUse:\n\nprobs = policy_network(state)\n"
+    "# NOTE: categorical is equivalent to what used to be called multinomial\nm = "
+    "torch.distributions.Categorical(probs)\naction = m.sample()\nnext_state, reward = env.step(action)\nloss = "
+    "-m.log_prob(action) * reward\nloss.backward()\n")
+
+
+def _reinforce(self, reward):
+    """Removed: raises, pointing to ember.distributions."""
+    raise RuntimeError(_REINFORCE_MESSAGE)
+
+
 def _as_subclass(self, cls):
     """self's data as an instance of cls (a subclass of Tensor), sharing memory and
     staying in the autograd graph (an alias of self)."""
@@ -674,7 +688,7 @@ def _module_load(self, other, assign=False):
 
 
 METHODS = {
-    "as_subclass": _as_subclass, "module_load": _module_load,
+    "as_subclass": _as_subclass, "module_load": _module_load, "reinforce": _reinforce,
     "hardshrink": _hardshrink, "prelu": _prelu, "new": _new, "const_data_ptr": _const_data_ptr,
     "storage_type": _storage_type, "apply_": _apply_, "map_": _map_, "map2_": _map2_, "resize": _resize,
     "resize_as": _resize_as, "is_pinned": _is_pinned, "is_distributed": _is_distributed,

@@ -206,6 +206,7 @@ def test_removed_linalg():
         same_error(lambda lib: getattr(lib.ones(2, 2), name)(lib.ones(2, 2)))
     for name in ("eig", "symeig"):
         same_error(lambda lib: getattr(lib.ones(2, 2), name)())
+    same_error(lambda lib: lib.ones(1).reinforce(1.0))
 
 
 CELLS = {"rnn_tanh_cell": 1, "rnn_relu_cell": 1, "gru_cell": 3, "lstm_cell": 4}
@@ -515,3 +516,26 @@ def test_segment_reduce():
                 lambda lib: lib.segment_reduce(lib.ones(2, 6), "sum", lengths=lib.tensor([2, 4]), axis=1),
                 lambda lib: lib.segment_reduce(lib.ones(5), "sum", lengths=lib.tensor([[2, 3]]))]:
         same_error(bad)
+
+
+def test_autocast_cache_and_nesting():
+    def run(lib):
+        seen = [lib.is_autocast_cache_enabled()]
+        with lib.autocast("cpu", cache_enabled=False):
+            seen += [lib.is_autocast_cache_enabled(), lib.autocast_increment_nesting(), lib.autocast_decrement_nesting()]
+            with lib.autocast("cpu"):
+                seen.append(lib.is_autocast_cache_enabled())
+        seen += [lib.is_autocast_cache_enabled(), lib.autocast_increment_nesting(), lib.autocast_decrement_nesting()]
+        with lib.autocast("cpu", enabled=False):
+            seen += [lib.autocast_increment_nesting(), lib.autocast_decrement_nesting()]
+        lib.set_autocast_cache_enabled(False)
+        try:
+            with lib.autocast("cpu"):
+                seen.append(lib.is_autocast_cache_enabled())
+            seen.append(lib.is_autocast_cache_enabled())
+        finally:
+            lib.set_autocast_cache_enabled(True)
+        return seen
+
+    check(run)
+    same_error(lambda lib: lib.set_autocast_cache_enabled(1))
