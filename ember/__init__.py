@@ -204,7 +204,7 @@ from . import __config__  # noqa: E402
 
 
 # ---- parts imported on first use, so that `import ember` stays fast ----
-_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions", "fft", "func",
+_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cpu", "cuda", "distributed", "distributions", "fft", "func",
                            "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "signal",
                            "sparse", "utils", "version"})
 _LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it

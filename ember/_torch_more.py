@@ -971,3 +971,30 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
 
 
 TOP_LEVEL["segment_reduce"] = segment_reduce
+
+
+def get_device_module(device=None):
+    """The module of a device type: ember.cpu, ember.cuda; with no device, the current
+    accelerator's (ember.cuda where a GPU is usable), otherwise ember.cpu.
+
+    >>> ember.get_device_module("cpu").device_count()
+    1
+    """
+    import importlib
+
+    from . import accelerator
+    from ._constants import device as device_class
+
+    if device is None:
+        current = accelerator.current_accelerator(check_available=True)
+        kind = "cpu" if current is None else current.type
+    elif isinstance(device, (str, device_class)):
+        kind = (device if isinstance(device, device_class) else device_class(device)).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    if kind not in ("cpu", "cuda"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+    return importlib.import_module(f"ember.{kind}")
+
+
+TOP_LEVEL["get_device_module"] = get_device_module

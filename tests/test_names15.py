@@ -539,3 +539,34 @@ def test_autocast_cache_and_nesting():
 
     check(run)
     same_error(lambda lib: lib.set_autocast_cache_enabled(1))
+
+
+def test_cpu_module():
+    check(lambda lib: (lib.cpu.is_available(), lib.cpu.device_count(), lib.cpu.current_device(),
+                       lib.cpu.is_initialized(), lib.cpu.synchronize(), lib.cpu.set_device("cpu")))
+    for lib in (ember, torch):
+        s = lib.cpu.Stream()
+        assert (s.wait_stream(s), s.record_event(), s.wait_event(None)) == (None, None, None)
+        with lib.cpu.stream(s) as entered:
+            assert entered is None and lib.cpu.current_stream() is s
+        assert lib.cpu.current_stream() is not s
+        e = lib.cpu.Event()
+        assert (e.record(), e.query(), e.synchronize(), e.wait()) == (None, True, None, None)
+    for name in ("autocast", "GradScaler"):
+        got = warned(lambda lib: type(getattr(lib.cpu.amp, name)()).__mro__[1].__name__, ember)
+        expected = warned(lambda lib: type(getattr(lib.cpu.amp, name)()).__mro__[1].__name__, torch)
+        assert got[0] == expected[0] and [(c, m.replace("torch", "ember")) for c, m in got[1]] == \
+            [(c, m.replace("torch", "ember")) for c, m in expected[1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ember.cpu.amp.autocast(dtype=ember.float16):
+            assert ember.is_autocast_enabled("cpu") and ember.get_autocast_dtype("cpu") == ember.float16
+
+
+def test_get_device_module():
+    assert ember.get_device_module("cpu") is ember.cpu and ember.get_device_module(ember.device("cpu")) is ember.cpu
+    assert ember.get_device_module("cuda:0") is ember.cuda
+    assert ember.get_device_module() is (ember.cuda if ember.cuda.is_available() else ember.cpu)
+    for bad in (3, "meta", "xla"):
+        same_error(lambda lib: lib.get_device_module(bad))
+    check(lambda lib: lib.get_device_module("foo"))  # RuntimeError from the device string
