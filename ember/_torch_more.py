@@ -1,9 +1,11 @@
 """torch's remaining small public names, composed in Python over ember's ops: constants
-(pi, e, inf, nan, newaxis), the functional forms of Tensor queries (detach, is_inference,
+(pi, e, inf, nan, newaxis), the function forms of Tensor queries (detach, is_inference,
 get_device), the legacy linalg calls torch keeps (svd, qr) and the removed ones it keeps
 as raising functions (solve, lstsq, eig, symeig, matrix_rank), the deprecated norms and
-pads that JIT code still calls, the functional RNN cells, and the process-wide flags
-(warn_always, the deterministic debug mode, the old per-device autocast getters).
+pads JIT-era code still calls, the functional RNN cells and whole-sequence RNNs,
+grid_sampler, svd_lowrank/pca_lowrank, segment_reduce, get_device_module, process-wide
+flags (warn_always, the deterministic debug mode, the old per-device autocast getters),
+and Tensor methods and properties (new, apply_, map_, resize, as_subclass, is_xpu, ...).
 ember/__init__.py exports TOP_LEVEL, ember/_tensor.py installs METHODS and PROPERTIES."""
 from __future__ import annotations
 
