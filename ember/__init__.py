@@ -204,17 +204,20 @@ from . import __config__  # noqa: E402
 
 
 # ---- parts imported on first use, so that `import ember` stays fast ----
-_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cuda", "distributed", "distributions", "fft", "func",
+_LAZY_MODULES = frozenset({"accelerator", "amp", "backends", "cpu", "cuda", "distributed", "distributions", "fft", "func",
                            "multiprocessing", "nn", "onnx", "optim", "return_types", "serialization", "signal",
-                           "sparse", "utils"})
+                           "sparse", "utils", "version"})
 _LAZY_NAMES = {name: module for module, names in {  # name -> the module defining it
     "serialization": ("save", "load"),
     "_compile": ("compile",),
     "_sparse": ("sparse_coo_tensor", "spmm"),
     "_sparse_csr": ("sparse_csr_tensor",),
     "_stft": ("stft", "istft"),
-    "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"),
+    "amp": ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
+            "GradScaler"),
     "_torch_alias": ("install_as_torch",),
+    "amp.autocast_mode": ("is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+                          "autocast_decrement_nesting"),
     "nn._functional.top_level": ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout",
                                  "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
                                  "feature_alpha_dropout", "feature_alpha_dropout_", "relu_", "selu_", "celu_",
@@ -224,7 +227,7 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
                                  "poisson_nll_loss", "triplet_margin_loss", "kl_div", "adaptive_avg_pool1d",
                                  "adaptive_max_pool1d", "avg_pool1d", "max_pool1d", "max_pool1d_with_indices",
                                  "max_pool2d", "max_pool3d"),
-    "utils.dlpack": ("from_dlpack",),
+    "utils.dlpack": ("from_dlpack", "to_dlpack"),
     # torch's top-level convolutions and shuffles are the same functions as torch.nn.functional's
     "nn.functional": ("channel_shuffle", "native_channel_shuffle", "conv_tbc", "pixel_shuffle", "pixel_unshuffle", "conv1d", "conv2d", "conv3d",
                       "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
@@ -238,6 +241,10 @@ _LAZY_NAMES = {name: module for module, names in {  # name -> the module definin
 from . import _ops_shape  # noqa: E402
 
 globals().update(_ops_shape.FUNCTIONS)
+# torch's remaining small names (pi, svd, qr, the RNN cells, the removed linalg calls, flags): ember/_torch_more.py
+from . import _torch_more  # noqa: E402
+
+globals().update(_torch_more.TOP_LEVEL)
 globals().update(_ops_shape.inplace_aliases(Tensor, set(globals()) | set(_LAZY_NAMES)))  # after every Tensor method
 
 

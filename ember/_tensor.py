@@ -395,3 +395,16 @@ def _add_shape_methods():
 
 
 _add_shape_methods()
+
+
+def _add_more_methods():
+    """ember/_torch_more.py's methods (svd, qr, new, apply_, ...) and properties (is_xpu, volatile, ...)."""
+    from ._torch_more import METHODS, PROPERTIES
+
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in PROPERTIES.items():
+        setattr(Tensor, name, property(fn, doc=fn.__doc__))
+
+
+_add_more_methods()

@@ -7,9 +7,9 @@ from . import _C
 
 
 def __getattr__(name):
-    from . import _ops_math, linalg
+    from . import _ops_math, _torch_more, linalg
 
-    for t in linalg._RETURN_TYPES + _ops_math.RETURN_TYPES:
+    for t in linalg._RETURN_TYPES + _ops_math.RETURN_TYPES + _torch_more.RETURN_TYPES:
         if t.__name__ == name:
             return t
     value = _C._return_type(name)  # AttributeError for a name that is none of them
@@ -18,7 +18,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    from . import _ops_math, linalg
+    from . import _ops_math, _torch_more, linalg
 
     return sorted(set(globals()) | set(_C._return_types())
-                  | {t.__name__ for t in linalg._RETURN_TYPES + _ops_math.RETURN_TYPES})
+                  | {t.__name__ for t in linalg._RETURN_TYPES + _ops_math.RETURN_TYPES + _torch_more.RETURN_TYPES})

@@ -11,7 +11,7 @@ from .. import _C
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                  "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _enabled = {}
-_dtype = {"cpu": _C.bfloat16}  # every other device type defaults to float16, as in torch
+_dtype = {"cpu": _C.bfloat16, "hpu": _C.bfloat16, "xla": _C.bfloat16, "maia": _C.bfloat16}  # the rest: float16, as in torch
 
 
 def _device_type(device_type):
@@ -23,6 +23,32 @@ def _device_type(device_type):
 
 
 _AUTOCAST_TYPES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "ipu", "maia", "privateuseone")
+
+
+_cache = {"enabled": True, "nesting": 0}  # torch's cache flag and count of active autocast blocks
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast blocks cache their casts (the flag only: ember casts nothing)."""
+    return _cache["enabled"]
+
+
+def set_autocast_cache_enabled(enabled) -> None:
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    _cache["enabled"] = enabled
+
+
+def autocast_increment_nesting() -> int:
+    """One more active autocast block; returns how many there are."""
+    _cache["nesting"] += 1
+    return _cache["nesting"]
+
+
+def autocast_decrement_nesting() -> int:
+    """One fewer active autocast block; returns how many there are."""
+    _cache["nesting"] -= 1
+    return _cache["nesting"]
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -66,7 +92,7 @@ class autocast:
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device = _device_type(device_type)
         self.fast_dtype = get_autocast_dtype(self.device) if dtype is None else dtype
-        self._cache_enabled = True if cache_enabled is None else cache_enabled
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         enabled = bool(enabled)
         if enabled and device_type == "cuda":  # torch tests the string: "cuda:0" stays enabled
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
@@ -82,15 +108,19 @@ class autocast:
         self._enabled = enabled
 
     def __enter__(self):
-        self._saved = (is_autocast_enabled(self.device), get_autocast_dtype(self.device))
+        self._saved = (is_autocast_enabled(self.device), get_autocast_dtype(self.device), is_autocast_cache_enabled())
         set_autocast_enabled(self.device, self._enabled)
         set_autocast_dtype(self.device, self.fast_dtype)
+        set_autocast_cache_enabled(bool(self._cache_enabled))
+        autocast_increment_nesting()
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        enabled, dtype = self._saved
+        enabled, dtype, cache_enabled = self._saved
+        autocast_decrement_nesting()
         set_autocast_enabled(self.device, enabled)
         set_autocast_dtype(self.device, dtype)
+        set_autocast_cache_enabled(cache_enabled)
         return False
 
     def __call__(self, func):
