@@ -16,8 +16,20 @@ from .kl import kl_divergence, register_kl
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .uniform import Uniform
+# the gamma family, Poisson and Binomial (issue 15), with their KL pairs
+from .beta import Beta
+from .binomial import Binomial
+from .chi2 import Chi2
+from .dirichlet import Dirichlet
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
+from .negative_binomial import NegativeBinomial
+from .poisson import Poisson
+from .studentt import StudentT
+from . import _kl_gamma  # noqa: F401  (registers the KL pairs; after the families it pairs with)
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "ExponentialFamily", "Independent", "Normal", "OneHotCategorical",
     "Uniform", "constraints", "kl_divergence", "register_kl",
+    "Beta", "Binomial", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "NegativeBinomial", "Poisson", "StudentT",
 ]
