@@ -429,3 +429,15 @@ def test_kl_formulas_with_other_modules_families():
 DERIVATIVE_GRAPHS = [
     lambda: ember._standard_gamma(ember.ones(3, dtype=ember.float64, requires_grad=True)),
 ]
+
+
+@pytest.mark.parametrize("module", [".gamma", ".chi2", ".beta", ".dirichlet", ".studentt", ".poisson", ".binomial",
+                                    ".fishersnedecor", ".negative_binomial"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module("ember.distributions" + module)
+    globs = {**vars(mod), "ember": ember}
+    result = doctest.testmod(mod, globs=globs)
+    assert result.failed == 0 and result.attempted > 0
