@@ -139,6 +139,8 @@ def test_binomial_law(n, p):
 def test_binomial_edges_dtypes_errors():
     r = ember.binomial(ember.tensor([10.0, 0.0, 5.0, -2.0, 4.0]), ember.tensor([0.5, 0.5, 1.0, 0.5, 0.0]))
     assert r.dtype == ember.float32 and r[1:].tolist() == [0.0, 5.0, 0.0, 0.0]
+    r = ember.binomial(ember.tensor([math.inf, 3.0]), ember.tensor([0.5, math.nan]))
+    assert r[0].item() == math.inf and math.isnan(r[1].item())  # as torch
     b = ember.binomial(ember.ones(3, 1, dtype=ember.float64) * 4, ember.full((2,), 0.5, dtype=ember.float64))
     assert b.shape == (3, 2) and b.dtype == ember.float64
     with pytest.raises(ValueError, match="binomial only supports floating-point dtypes for count, got: Long"):
@@ -263,7 +265,8 @@ def families():
          [-1.0, 0.3, 8.0]),
         ("Poisson", ed.Poisson(e1), td.Poisson(t1), [0.0, 2.0, 7.0]),
         ("Binomial", ed.Binomial(10, probs_e), td.Binomial(10, probs_t), [0.0, 4.0, 10.0]),
-        ("BinomialLogits", ed.Binomial(E([3.0, 5.0, 8.0]), logits=e2 - 1), td.Binomial(T([3.0, 5.0, 8.0]), logits=t2 - 1),
+        ("BinomialLogits", ed.Binomial(E([3.0, 5.0, 8.0]), logits=e2 - 1),
+         td.Binomial(T([3.0, 5.0, 8.0]), logits=t2 - 1),
          [1.0, 5.0, 2.0]),
         ("FisherSnedecor", ed.FisherSnedecor(E([1.0, 3.0, 6.0]), E([2.0, 4.5, 9.0])),
          td.FisherSnedecor(T([1.0, 3.0, 6.0]), T([2.0, 4.5, 9.0])), [0.2, 1.0, 3.0]),
@@ -313,7 +316,8 @@ def test_family_matches_torch(case):
 def test_family_sample_means():
     ember.manual_seed(6)
     cases = [(ed.Gamma(E([2.0]), E([4.0])), 0.5, 0.25 / 2), (ed.Chi2(E([3.0])), 3.0, 6.0),
-             (ed.Beta(E([2.0]), E([6.0])), 0.25, 0.25 * 0.75 / 9), (ed.StudentT(E([6.0]), E([1.0]), E([2.0])), 1.0, 6.0),
+             (ed.Beta(E([2.0]), E([6.0])), 0.25, 0.25 * 0.75 / 9),
+             (ed.StudentT(E([6.0]), E([1.0]), E([2.0])), 1.0, 6.0),
              (ed.Poisson(E([3.5])), 3.5, 3.5), (ed.Binomial(20, E([0.3])), 6.0, 4.2),
              (ed.FisherSnedecor(E([5.0]), E([12.0])), 1.2, 2 * 144 * 15 / (5 * 100 * 8)),
              (ed.NegativeBinomial(E([4.0]), E([0.4])), 4 * 0.4 / 0.6, 4 * 0.4 / 0.36)]
@@ -412,9 +416,12 @@ def test_kl_formulas_with_other_modules_families():
     e1, e2, t1, t2 = E(P1), E(P2), T(P1), T(P2)
     alpha_e, alpha_t = E([0.7, 2.0, 5.5]), T([0.7, 2.0, 5.5])
     cases = [
-        (k._kl_beta_exponential(ed.Beta(e1, e2), _Stub(rate=e1)), td.kl_divergence(td.Beta(t1, t2), td.Exponential(t1))),
-        (k._kl_exponential_gamma(_Stub(rate=e2), ed.Gamma(e1, e2)), td.kl_divergence(td.Exponential(t2), td.Gamma(t1, t2))),
-        (k._kl_gamma_exponential(ed.Gamma(e1, e2), _Stub(rate=e1)), td.kl_divergence(td.Gamma(t1, t2), td.Exponential(t1))),
+        (k._kl_beta_exponential(ed.Beta(e1, e2), _Stub(rate=e1)),
+         td.kl_divergence(td.Beta(t1, t2), td.Exponential(t1))),
+        (k._kl_exponential_gamma(_Stub(rate=e2), ed.Gamma(e1, e2)),
+         td.kl_divergence(td.Exponential(t2), td.Gamma(t1, t2))),
+        (k._kl_gamma_exponential(ed.Gamma(e1, e2), _Stub(rate=e1)),
+         td.kl_divergence(td.Gamma(t1, t2), td.Exponential(t1))),
         (k._kl_gamma_gumbel(ed.Gamma(e1, e2), _Stub(loc=e2 - 1, scale=e1)),
          td.kl_divergence(td.Gamma(t1, t2), td.Gumbel(t2 - 1, t1))),
         (k._kl_pareto_gamma(_Stub(scale=e2, alpha=alpha_e), ed.Gamma(e1, e2)),
@@ -441,3 +448,20 @@ def test_docstring_examples(module):
     globs = {**vars(mod), "ember": ember}
     result = doctest.testmod(mod, globs=globs)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_log_prob_and_entropy_gradcheck():
+    def p(*v):
+        return E(v).requires_grad_()
+
+    c, r, value = p(0.7, 2.5), p(1.5, 0.4), E([0.3, 2.0])
+    assert ember.autograd.gradcheck(lambda c, r: ed.Gamma(c, r).log_prob(value) + ed.Gamma(c, r).entropy(), (c, r))
+    u = E([0.2, 0.9])
+    assert ember.autograd.gradcheck(lambda a, b: ed.Beta(a, b).log_prob(u) + ed.Beta(a, b).entropy(), (c, r))
+    df, loc, scale = p(2.5, 6.0), p(0.3, -1.0), p(1.2, 0.5)
+    assert ember.autograd.gradcheck(
+        lambda d, l, s: ed.StudentT(d, l, s).log_prob(value) + ed.StudentT(d, l, s).entropy(), (df, loc, scale))
+    probs = p(0.3, 0.8)
+    assert ember.autograd.gradcheck(lambda q: ed.NegativeBinomial(E([2.0, 3.5]), q).log_prob(E([1.0, 4.0])), (probs,))
+    assert ember.autograd.gradcheck(lambda q: ed.Binomial(5, q).log_prob(E([1.0, 4.0])), (probs,))
+    assert ember.autograd.gradcheck(lambda a, b: ed.kl_divergence(ed.Gamma(a, b), ed.Gamma(b, a)), (c, r))

@@ -108,7 +108,7 @@ double binomial_one(double n, double p, GeneratorImpl& gen) {
   if (std::isnan(n) || std::isnan(p)) return kNaN;
   n = std::trunc(n);
   if (n <= 0 || p <= 0) return 0;
-  if (p >= 1) return n;
+  if (p >= 1 || n == kInf) return n;
   return p <= 0.5 ? binomial_low(n, p, gen) : n - binomial_low(n, 1 - p, gen);
 }
 
@@ -179,7 +179,8 @@ double standard_gamma_grad(double a, double x) {
   for (int p = 0; p < panels; ++p) {
     const double mid = (p + 0.5) * width, half = 0.5 * width;
     for (int j = 0; j < 4; ++j)
-      for (double u : {mid - half * node[j], mid + half * node[j]}) total += weight[j] * half * std::exp(exponent(u)) * (d + u);
+      for (double u : {mid - half * node[j], mid + half * node[j]})
+        total += weight[j] * half * std::exp(exponent(u)) * (d + u);
   }
   return x * total;
 }

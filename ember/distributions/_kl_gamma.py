@@ -101,7 +101,8 @@ def _kl_beta_normal(p, q):
     mean = p.concentration1 / (p.concentration1 + p.concentration0)
     var = q.scale.pow(2)
     second_moment = mean * (1 - mean) / (p.concentration1 + p.concentration0 + 1) + mean.pow(2)
-    return -p.entropy() + 0.5 * (2 * math.pi * var).log() + (0.5 * second_moment - q.loc * mean + 0.5 * q.loc.pow(2)) / var
+    half_sq_dist = 0.5 * second_moment - q.loc * mean + 0.5 * q.loc.pow(2)  # E[(x - loc)^2] / 2
+    return -p.entropy() + 0.5 * (2 * math.pi * var).log() + half_sq_dist / var
 
 
 @register_kl(Beta, Uniform)
