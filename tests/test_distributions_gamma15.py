@@ -435,7 +435,19 @@ def test_kl_formulas_with_other_modules_families():
 # checks that every formula runs somewhere)
 DERIVATIVE_GRAPHS = [
     lambda: ember._standard_gamma(ember.ones(3, dtype=ember.float64, requires_grad=True)),
+    lambda: ember.poisson(ember.ones(3, requires_grad=True)),
+    lambda: ember.binomial(ember.ones(3, requires_grad=True), ember.ones(3, requires_grad=True) / 2),
 ]
+
+
+def test_counts_have_zero_gradients():
+    rate = ember.ones(3, requires_grad=True)
+    ember.poisson(rate).sum().backward()
+    assert rate.grad.tolist() == [0.0, 0.0, 0.0]
+    count, prob = ember.full((2,), 4.0, requires_grad=True), ember.full((2,), 0.5, requires_grad=True)
+    ember.binomial(count, prob).sum().backward()
+    assert count.grad.tolist() == [0.0, 0.0] and prob.grad.tolist() == [0.0, 0.0]
+    assert not ember._sample_dirichlet(ember.ones(3, requires_grad=True)).requires_grad
 
 
 @pytest.mark.parametrize("module", [".gamma", ".chi2", ".beta", ".dirichlet", ".studentt", ".poisson", ".binomial",
