@@ -173,7 +173,7 @@ double standard_gamma_grad(double a, double x) {
                                      0.9602898564975362317};
   static constexpr double weight[4] = {0.3626837833783619830, 0.3137066458778872873, 0.2223810344533744706,
                                        0.1012285362903762591};
-  const int panels = 16;  // about 1e-14 relative against 400 panels, over alpha in [1e-3, 1e5]
+  const int panels = 8;  // 1e-11 relative against 400 panels, over alpha in [1e-3, 1e5] (16: 1e-14)
   const double width = hi / panels, d = lx - psi;
   double total = 0;
   for (int p = 0; p < panels; ++p) {
