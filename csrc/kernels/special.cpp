@@ -771,6 +771,8 @@ void Kernels<C>::run(SpecialOp op, ScalarType storage, const Loop& loop, const S
   }
 }
 
+double digamma_value(double x) { return digamma(x); }
+
 void run(SpecialOp op, ScalarType storage, const Loop& loop, const Scalar* args) {
   if (storage == ScalarType::Float64) Kernels<double>::run(op, storage, loop, args);
   else Kernels<float>::run(op, storage, loop, args);

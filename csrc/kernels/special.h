@@ -19,6 +19,9 @@ struct Kernels {
   static void run(SpecialOp op, ScalarType storage, const Loop& loop, const Scalar* args);
 };
 
+// ψ(x) of one double, for other kernels (the random family's gamma gradient).
+double digamma_value(double x);
+
 // Dispatches a compute dtype already checked to be floating to its Kernels.
 void run(SpecialOp op, ScalarType storage, const Loop& loop, const Scalar* args);
 

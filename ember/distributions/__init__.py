@@ -43,15 +43,29 @@ from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
 from .wishart import Wishart
+# the gamma family, Poisson and Binomial, on the native samplers
+from .beta import Beta
+from .binomial import Binomial
+from .chi2 import Chi2
+from .dirichlet import Dirichlet
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
+from .negative_binomial import NegativeBinomial
+from .poisson import Poisson
+from .studentt import StudentT
 
-from . import _kl_more  # noqa: E402,F401  (registers KL pairs among the families above)
+# register KL pairs; after the families they pair
+from . import _kl_more  # noqa: E402,F401
+from . import _kl_gamma  # noqa: E402,F401
 
 __all__ = [
-    "Bernoulli", "Categorical", "Cauchy", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
-    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy",
-    "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
-    "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "TransformedDistribution", "Uniform", "VonMises",
-    "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
+    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "LKJCholesky", "Laplace",
+    "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
+    "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl",
+    "transform_to",
 ]
 __all__.extend(transforms.__all__)
