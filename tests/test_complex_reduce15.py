@@ -128,7 +128,8 @@ def test_isclose_equal_count_any_all():
     lambda m, x: x.clone().bernoulli_(m.ones(2) / 2), lambda m, x: m.bernoulli(x), lambda m, x: m.multinomial(x, 1),
     lambda m, x: m.normal(m.zeros(2), x), lambda m, x: m.linalg.vector_norm(x, dtype=m.float64),
     lambda m, x: m.linalg.vector_norm(x.real, dtype=m.complex64),
-    lambda m, x: m.linalg.matrix_norm(x.reshape(1, 2), dtype=m.float32),
+    lambda m, x: m.linalg.matrix_norm(x.reshape(1, 2), dtype=m.float32), lambda m, x: m.isclose(x, x.real),
+    lambda m, x: m.allclose(x, x.to(m.complex128)),
 ])
 def test_refusals_match_torch(call):
     with pytest.raises(Exception) as want:
@@ -202,7 +203,7 @@ def test_elementwise_gradcheck(name):
     lambda m, z: m.var_mean(z, 1)[0] + m.var_mean(z, 1)[1].abs(), lambda m, z: m.std_mean(z, 0, correction=0)[1],
     lambda m, z: z.norm(), lambda m, z: m.linalg.vector_norm(z, 1, dim=0), lambda m, z: m.linalg.vector_norm(z, 3),
     lambda m, z: m.linalg.vector_norm(z, math.inf), lambda m, z: m.logsumexp(z, 1),
-    lambda m, z: m.sgn(z * 0).sum(),
+    lambda m, z: m.sgn(z * 0).sum(), lambda m, z: z.as_strided((2, 3), (1, 2), 1).prod(1),
 ])
 def test_reduction_gradients(fn):
     a = _c((3, 4))
@@ -218,6 +219,27 @@ def test_reduction_gradients(fn):
     (r_e * w_e).real.sum().backward()
     (r_t * w_t).real.sum().backward()
     _same(ze.grad, zt.grad, rtol=1e-8, atol=1e-10)
+
+
+def test_gradcheck_sees_complex_parts():
+    """ember's gradcheck perturbs both parts of a complex input and reads both parts of a
+    complex output, so a formula without torch's conjugate fails it."""
+    class NoConj(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return ember.exp(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * ember.exp(x)
+
+    z = _z((3,))
+    assert ember.autograd.gradcheck(ember.exp, (z,))
+    assert not ember.autograd.gradcheck(NoConj.apply, (z,), raise_exception=False)
+    x = ember.tensor(RNG.standard_normal(3)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda a: ember.polar(a.abs() + 1, a), (x,))
 
 
 # ---- conversions ----

@@ -230,8 +230,8 @@ Tensor masked_fill_Tensor(const Tensor& self, const Tensor& mask, const Tensor& 
 }
 
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
-  EMBER_CHECK(self.dtype() == other.dtype(), Runtime, info(self.dtype()).name, " did not match ",
-              info(other.dtype()).name);
+  EMBER_CHECK(self.dtype() == other.dtype(), Runtime, type_name(self.dtype()), " did not match ",
+              type_name(other.dtype()));
   EMBER_CHECK(rtol >= 0, Runtime, "rtol must be greater than or equal to zero, but got ", rtol);
   EMBER_CHECK(atol >= 0, Runtime, "atol must be greater than or equal to zero, but got ", atol);
   if (is_complex(self.dtype())) {
