@@ -129,7 +129,10 @@ def test_isclose_equal_count_any_all():
     lambda m, x: m.normal(m.zeros(2), x), lambda m, x: m.linalg.vector_norm(x, dtype=m.float64),
     lambda m, x: m.linalg.vector_norm(x.real, dtype=m.complex64),
     lambda m, x: m.linalg.matrix_norm(x.reshape(1, 2), dtype=m.float32), lambda m, x: m.isclose(x, x.real),
-    lambda m, x: m.allclose(x, x.to(m.complex128)),
+    lambda m, x: m.allclose(x, x.to(m.complex128)), lambda m, x: m.max(x, x), lambda m, x: m.minimum(m.ones(2), x),
+    lambda m, x: m.fmax(x, x), lambda m, x: m.fmin(x, x), lambda m, x: x.median(), lambda m, x: x.median(0),
+    lambda m, x: x.nanmedian(), lambda m, x: x.kthvalue(1), lambda m, x: x.mode(), lambda m, x: x.cummax(0),
+    lambda m, x: x.cummin(0),
 ])
 def test_refusals_match_torch(call):
     with pytest.raises(Exception) as want:
