@@ -351,7 +351,16 @@ def _add_dtype_conversions():
 def _legacy_method_name(dtype):
     from . import _legacy
 
-    return _legacy.legacy_name(dtype).lower()
+    name = _legacy.legacy_name(dtype)
+    return {"ComplexFloat": "cfloat", "ComplexDouble": "cdouble"}.get(name, name.lower())
+
+
+def _chalf(self, memory_format=preserve_format):
+    """torch's self.to(complex32): ember has no complex32 (ComplexHalf) dtype."""
+    raise NotImplementedError("chalf(): ember has no complex32 (ComplexHalf) dtype; use cfloat() for complex64")
+
+
+Tensor.chalf = _chalf
 
 
 _add_dtype_conversions()

@@ -411,7 +411,7 @@ _MATRIX_ORDS = ("fro", "nuc", float("inf"), float("-inf"), 1, -1, 2, -2)
 def _matrix_dims(A, dim, fn):
     if A.dim() < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    if A.dtype in (_C.float16, _C.bfloat16) or not A.is_floating_point():
+    if A.dtype in (_C.float16, _C.bfloat16) or not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got {A.dtype}")
     if len(dim) != 2:
         raise RuntimeError(f"{fn}: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
@@ -427,6 +427,9 @@ def _matrix_dims(A, dim, fn):
 
 def _check_norm_dtype(A, dtype, fn):
     """torch refuses a dtype= that narrows the input (float64 -> float32)."""
+    if dtype is not None and dtype.is_complex != A.is_complex():
+        kind = "complex for complex" if A.is_complex() else "real for real"
+        raise RuntimeError(f"{fn}: dtype should be {kind} inputs, but got {_type_name(dtype)}")
     if dtype is not None and _C.promote_types(A.dtype, dtype) != dtype:
         raise RuntimeError(f"{fn}: the dtype of the input ({A.dtype}) should be convertible without narrowing to the "
                            f"specified dtype ({dtype})")

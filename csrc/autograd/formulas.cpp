@@ -181,11 +181,12 @@ Tensor norm_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
   Tensor r = unsqueeze_reduced(result, self.sizes(), dim, keepdim);
   Tensor zero = scalar(0.0, g);
   if (p == 0.0) return zero_grad_like(self);
-  if (p == 1.0) return sign(self) * g;
+  // sgn: sign, or z / |z| for a complex input
+  if (p == 1.0) return sgn(self) * g;
   if (std::isinf(p)) {
     Tensor mask = as_dtype(eq_Tensor(abs(self), r), g.dtype());
     Tensor count = sum_dim_IntList(mask, dim, true, std::nullopt);
-    return sign(self) * g * mask / count;
+    return sgn(self) * g * mask / count;
   }
   Tensor scale;
   if (p == 2.0) {
@@ -526,6 +527,15 @@ Tensor angle_backward(const Tensor& grad, const Tensor& self) {
   Tensor a = abs(self);
   Tensor g = grad * self * i / (a * a);
   return where_self(eq_Tensor(self, scalar(0.0, self)), scalar(0.0, g), g);
+}
+
+// sgn(z) = z / |z|: (grad - s Re(grad conj(s))) / |z| with s = result, 0 at z = 0; a real
+// sign's gradient is 0.
+Tensor sgn_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  if (!is_complex(self.dtype())) return zero_grad_like(grad);
+  Tensor a = abs(self);
+  Tensor g = (grad - result * real(grad * conj(result))) / a;
+  return where_self(eq_Tensor(a, scalar(0.0, a)), scalar(0.0, g), g);
 }
 
 // polar's angle: Re(grad * conj(i out)) = Re(-i grad conj(out)).

@@ -100,6 +100,7 @@ Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& othe
 Scalar conj_scalar(const Scalar& s);
 Tensor angle_backward(const Tensor& grad, const Tensor& self);
 Tensor angle_backward_polar(const Tensor& grad, const Tensor& result);
+Tensor sgn_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 Tensor imag_of_grad(const Tensor& grad);
 Tensor real_part(const Tensor& grad);  // real(grad), for formulas whose arguments are named real
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent);

@@ -2,6 +2,7 @@
 #include "ops/elementwise.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include "kernel_ops.h"  // generated: the elementwise families
 #include "kernels/complex.h"
@@ -117,6 +118,11 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
                 type_name(ins[0]->dtype()));
   ScalarType compute = spec.promote == Promote::Same ? ins[first]->dtype() : result_type(ins + first, n - first);
   if (spec.promote == Promote::Float && !is_inexact(compute)) compute = default_dtype();
+  if (is_complex(compute) && !cx.supported) {
+    // the ordering pairs torch refuses with their own words
+    for (const char* ordered : {"maximum", "minimum", "fmax", "fmin"})
+      EMBER_CHECK(std::strcmp(spec.name, ordered) != 0, Runtime, spec.name, " not implemented for complex tensors.");
+  }
   EMBER_CHECK(supports(spec.dtypes, compute) && (cx.supported || !is_complex(compute)), NotImplemented, "\"",
               spec.name, "_cpu\" not implemented for '", type_name(compute), "'");
   const ScalarType result = bool_out                                 ? ScalarType::Bool

@@ -59,6 +59,7 @@ Tensor restride_for(const Tensor& self, const Tensor& index, int64_t dim) {
 }
 
 Tensor sorted_rows(const Tensor& self, int64_t dim, bool descending, Tensor* indices) {
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, " Sort does not support complex dtypes on CPU");  // torch's text
   const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
   const int64_t d = wrap_dim(dim, src.dim());
   Tensor values = empty_tensor(src.sizes(), src.dtype()), idx = empty_tensor(src.sizes(), ScalarType::Int64);
@@ -403,6 +404,7 @@ Tensor msort(const Tensor& self) { return std::get<0>(sort(self, 0, false)); }
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   (void)sorted;
   EMBER_CHECK(self.dtype() != ScalarType::Bool, Runtime, "\"topk_cpu\" not implemented for 'Bool'");
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, " topk does not support complex dtypes on CPU");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
   EMBER_CHECK(k >= 0 && k <= n, Runtime, "selected index k out of range");
@@ -415,6 +417,7 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, 
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
   EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"kthvalue_cpu\" not implemented for 'Bool'");
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"kthvalue_cpu\" not implemented for '", type_name(self.dtype()), "'");
   EMBER_CHECK(n > 0, Index, "kthvalue(): Expected reduction dim ", d, " to have non-zero size.");
   EMBER_CHECK(k >= 1 && k <= n, Runtime, "kthvalue(): selected number k out of range for dimension ", d);
   auto [values, idx] = sort(self, d, false);
@@ -425,6 +428,7 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, 
 }
 
 std::tuple<Tensor, Tensor> median_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"median_out\" not implemented for '", type_name(self.dtype()), "'");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
   EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"median_cpu\" not implemented for 'Bool'");
@@ -443,6 +447,7 @@ std::tuple<Tensor, Tensor> median_dim(const Tensor& self, int64_t dim, bool keep
 }
 
 Tensor median(const Tensor& self) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"median_cpu\" not implemented for '", type_name(self.dtype()), "'");
   EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"median_cpu\" not implemented for 'Bool'");
   if (self.numel() == 0) return scalar_tensor(Scalar(std::nan("")), self.dtype());  // torch: NaN (as the dtype)
   return std::get<0>(median_dim(reshape(self, {-1}), 0, false));

@@ -29,12 +29,25 @@ void check_alpha(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 
 Tensor wrapped(const Scalar& s) { return wrapped_number(s); }
 
+Spec bound_spec(const char* name, bool numbers, bool no_bool);
+
+// torch's refusals of a complex clamp: a Tensor bound of clamp_min/clamp_max goes through
+// its maximum/minimum kernel (`kernel`), any other clamp says so itself.
+void check_not_complex(const Tensor& self, const Tensor& bound = Tensor(), const char* kernel = nullptr) {
+  if (kernel && !bound.impl()->wrapped_number) {
+    const ScalarType t = promote_types(self.dtype(), bound.dtype());
+    EMBER_CHECK(!is_complex(t), NotImplemented, "\"", kernel, "\" not implemented for '", type_name(t), "'");
+  }
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "clamp is not supported for complex types");
+}
+
 Spec bound_spec(const char* name, bool numbers, bool no_bool) {
   return {name, Promote::Common, no_bool ? DTypes::NoBool : DTypes::All, false,
           numbers ? OutDType::Exact : OutDType::Castable, true};
 }
 
 Tensor clamp_bounds(const Tensor& self, const Tensor& min, const Tensor& max, const Out& out, bool numbers) {
+  check_not_complex(self);
   EMBER_CHECK(min.defined() || max.defined(), Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
   if (!max.defined()) return binary(BinaryOp::clamp_min, bound_spec("clamp", numbers, numbers), self, min, {}, out);
   if (!min.defined()) return binary(BinaryOp::clamp_max, bound_spec("clamp", numbers, numbers), self, max, {}, out);
@@ -148,11 +161,13 @@ Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar
 }
 
 Tensor clamp_min(const Tensor& self, const Tensor& min, const Out& out) {
+  check_not_complex(self, min, "maximum_cpu");
   const bool number = min.impl()->wrapped_number;
   return binary(BinaryOp::clamp_min, bound_spec("clamp_min", number, number), self, min, {}, out);
 }
 
 Tensor clamp_max(const Tensor& self, const Tensor& max, const Out& out) {
+  check_not_complex(self, max, "minimum_cpu");
   const bool number = max.impl()->wrapped_number;
   return binary(BinaryOp::clamp_max, bound_spec("clamp_max", number, number), self, max, {}, out);
 }
@@ -215,10 +230,20 @@ Tensor masked_fill_Tensor(const Tensor& self, const Tensor& mask, const Tensor& 
 }
 
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
-  EMBER_CHECK(self.dtype() == other.dtype(), Runtime, info(self.dtype()).name, " did not match ",
-              info(other.dtype()).name);
+  EMBER_CHECK(self.dtype() == other.dtype(), Runtime, type_name(self.dtype()), " did not match ",
+              type_name(other.dtype()));
   EMBER_CHECK(rtol >= 0, Runtime, "rtol must be greater than or equal to zero, but got ", rtol);
   EMBER_CHECK(atol >= 0, Runtime, "atol must be greater than or equal to zero, but got ", atol);
+  if (is_complex(self.dtype())) {
+    // equal, or both NaN (equal_nan), or finitely apart by at most atol + rtol |other|
+    // with |.| the complex modulus
+    Tensor close = eq_Tensor(self, other, Out{});
+    if (equal_nan) close = logical_or(close, logical_and(isnan(self), isnan(other), Out{}), Out{});
+    Tensor err = abs(sub_Tensor(self, other, Scalar(int64_t(1)), Out{}), Out{});
+    Tensor allowed = add_Tensor(mul_Tensor(abs(other, Out{}), wrapped(Scalar(rtol)), Out{}), wrapped(Scalar(atol)),
+                                Scalar(int64_t(1)), Out{});
+    return logical_or(close, logical_and(isfinite(err), le_Tensor(err, allowed, Out{}), Out{}), Out{});
+  }
   return compare(kernels::CompareOp::isclose, {"isclose"}, self, other, {Scalar(rtol), Scalar(atol), Scalar(equal_nan)},
                  Out{});
 }

@@ -18,6 +18,24 @@ void check_floating(ScalarType dtype, const char* op) {
               "' (expected a floating point dtype)");
 }
 
+// rand/randn/normal take complex dtypes too (each part drawn as a real): see uniform_/normal_.
+void check_inexact(ScalarType dtype, const char* op) {
+  EMBER_CHECK(is_inexact(dtype), NotImplemented, op, "(): not implemented for '", type_name(dtype),
+              "' (expected a floating point dtype)");
+}
+
+// torch's refusal of integer draws into a complex dtype (randint, randint_like).
+void check_random_bounds(ScalarType dtype) {
+  EMBER_CHECK(!is_complex(dtype), Runtime,
+              "check_random_bounds handles only integral, floating-point and boolean types");
+}
+
+// torch's refusals of the other distributions on a complex tensor: its kernel's name.
+void check_not_complex(const Tensor& self, const char* kernel) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"", kernel, "\" not implemented for '",
+              type_name(self.dtype()), "'");
+}
+
 // The largest integer the dtype holds exactly (floats: 2**mantissa bits).
 int64_t max_exact(ScalarType dtype) {
   return visit_dtype(dtype, [](auto tag) -> int64_t {
@@ -47,7 +65,13 @@ Tensor fill_contiguous(const Tensor& self, Fill&& fill) {
 
 }  // namespace
 
+// A complex tensor draws its (..., 2) real view: both parts uniform on [from, to), and the
+// same numbers as torch's from the same seed.
 Tensor uniform_(const Tensor& self, double from, double to, GeneratorImpl* generator) {
+  if (is_complex(self.dtype())) {
+    uniform_(view_as_real(self), from, to, generator);
+    return self;
+  }
   check_floating(self.dtype(), "uniform_");
   EMBER_CHECK(from <= to, Runtime, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
@@ -56,9 +80,15 @@ Tensor uniform_(const Tensor& self, double from, double to, GeneratorImpl* gener
   return fill_contiguous(self, [&](auto k, const Tensor& t) { k.uniform(t, from, to, gen); });
 }
 
+// A complex tensor draws its (..., 2) real view with std / sqrt(2) per part, so that
+// E|z - mean|^2 = std^2 (torch's convention; each part's mean is `mean`).
 Tensor normal_(const Tensor& self, double mean, double std, GeneratorImpl* generator) {
-  check_floating(self.dtype(), "normal_");
   EMBER_CHECK(std >= 0.0, Runtime, "normal expects std >= 0.0, but found std ", std);
+  if (is_complex(self.dtype())) {
+    normal_(view_as_real(self), mean, std / std::sqrt(2.0), generator);
+    return self;
+  }
+  check_floating(self.dtype(), "normal_");
   check_no_internal_overlap(self, "normal_");
   GeneratorImpl& gen = generator_or_default(generator);
   return fill_contiguous(self, [&](auto k, const Tensor& t) { k.normal(t, mean, std, gen); });
@@ -66,19 +96,20 @@ Tensor normal_(const Tensor& self, double mean, double std, GeneratorImpl* gener
 
 Tensor rand(IntList size, GeneratorImpl* generator, std::optional<ScalarType> dtype) {
   ScalarType dt = dtype.value_or(default_dtype());
-  check_floating(dt, "rand");
+  check_inexact(dt, "rand");
   return uniform_(empty_tensor(size, dt, "rand"), 0.0, 1.0, generator);
 }
 
 Tensor randn(IntList size, GeneratorImpl* generator, std::optional<ScalarType> dtype) {
   ScalarType dt = dtype.value_or(default_dtype());
-  check_floating(dt, "randn");
+  check_inexact(dt, "randn");
   return normal_(empty_tensor(size, dt, "randn"), 0.0, 1.0, generator);
 }
 
 Tensor randint_low(int64_t low, int64_t high, IntList size, GeneratorImpl* generator, std::optional<ScalarType> dtype) {
   EMBER_CHECK(low < high, Runtime, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   ScalarType dt = dtype.value_or(ScalarType::Int64);
+  check_random_bounds(dt);
   const int64_t lowest = is_floating(dt) ? -max_exact(dt)
                          : info(dt).kind == DTypeKind::Signed ? -max_exact(dt) - 1 : 0;
   EMBER_CHECK(low >= lowest && high - 1 <= max_exact(dt), Runtime, "random_ expects 'from' and 'to' - 1 within the range of ",
@@ -96,6 +127,7 @@ Tensor randperm(int64_t n, GeneratorImpl* generator, std::optional<ScalarType> d
   EMBER_CHECK(n >= 0, Runtime, "n must be non-negative, got", n);
   ScalarType dt = dtype.value_or(ScalarType::Int64);
   EMBER_CHECK(dt != ScalarType::Bool, NotImplemented, "randperm(): not implemented for 'Bool'");
+  EMBER_CHECK(!is_complex(dt), NotImplemented, "\"randperm\" not implemented for '", type_name(dt), "'");
   EMBER_CHECK(n == 0 || n - 1 <= max_exact(dt), Runtime, "randperm(): n = ", n, " is too large for dtype ",
               info(dt).name);
   Tensor out = empty_tensor({n}, dt, "randperm");
@@ -105,19 +137,20 @@ Tensor randperm(int64_t n, GeneratorImpl* generator, std::optional<ScalarType> d
 
 Tensor rand_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
   Tensor out = empty_like(self, dtype, memory_format);
-  check_floating(out.dtype(), "rand_like");
+  check_inexact(out.dtype(), "rand_like");
   return uniform_(out, 0.0, 1.0, nullptr);
 }
 
 Tensor randn_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<MemoryFormat> memory_format) {
   Tensor out = empty_like(self, dtype, memory_format);
-  check_floating(out.dtype(), "randn_like");
+  check_inexact(out.dtype(), "randn_like");
   return normal_(out, 0.0, 1.0, nullptr);
 }
 
 Tensor randint_like_low(const Tensor& self, int64_t low, int64_t high, std::optional<ScalarType> dtype,
                         std::optional<MemoryFormat> memory_format) {
   Tensor out = empty_like(self, dtype, memory_format);
+  check_random_bounds(out.dtype());
   Tensor sample = randint_low(low, high, out.sizes(), nullptr, out.dtype());
   return copy_(out, sample, false);
 }
@@ -128,9 +161,14 @@ Tensor randint_like(const Tensor& self, int64_t high, std::optional<ScalarType> 
 }
 
 Tensor normal_Tensor_Tensor(const Tensor& mean, const Tensor& std, GeneratorImpl* generator) {
+  EMBER_CHECK(!is_complex(std.dtype()), Runtime, "normal expects standard deviation to be non-complex");
   ScalarType dt = promote_types(mean.dtype(), std.dtype());
-  check_floating(dt, "normal");
+  check_inexact(dt, "normal");
   Dims shape = broadcast_shapes(mean.sizes(), std.sizes());
+  if (is_complex(dt)) {  // a complex normal scaled by std and shifted by mean
+    Tensor z = normal_(empty_tensor(shape, dt, "normal"), 0.0, 1.0, generator);
+    return add_Tensor(mul_Tensor(z, std, Out{}), mean, Scalar(int64_t(1)), Out{});
+  }
   Tensor out = normal_(empty_tensor(shape, dt, "normal"), 0.0, 1.0, generator);
   Tensor m = contiguous(as_dtype(expand(mean, shape, false), dt), MemoryFormat::Contiguous);
   Tensor s = contiguous(as_dtype(expand(std, shape, false), dt), MemoryFormat::Contiguous);
@@ -143,7 +181,7 @@ Tensor normal_Tensor_Tensor(const Tensor& mean, const Tensor& std, GeneratorImpl
 
 Tensor normal_Tensor_float(const Tensor& mean, double std, GeneratorImpl* generator) {
   EMBER_CHECK(std >= 0.0, Runtime, "normal expects std >= 0.0, but found std ", std);
-  return normal_Tensor_Tensor(mean, scalar_tensor(Scalar(std), mean.dtype()), generator);
+  return normal_Tensor_Tensor(mean, scalar_tensor(Scalar(std), to_real(mean.dtype())), generator);
 }
 
 Tensor normal_float_Tensor(double mean, const Tensor& std, GeneratorImpl* generator) {
@@ -153,7 +191,7 @@ Tensor normal_float_Tensor(double mean, const Tensor& std, GeneratorImpl* genera
 Tensor normal_float_float(double mean, double std, IntList size, GeneratorImpl* generator,
                           std::optional<ScalarType> dtype) {
   ScalarType dt = dtype.value_or(default_dtype());
-  check_floating(dt, "normal");
+  check_inexact(dt, "normal");
   return normal_(empty_tensor(size, dt, "normal"), mean, std, generator);
 }
 
@@ -182,6 +220,7 @@ void check_probability(double p, const char* op) {
 }  // namespace
 
 Tensor bernoulli_float_(const Tensor& self, double p, GeneratorImpl* generator) {
+  check_not_complex(self, "bernoulli_scalar_cpu_");
   check_probability(p, "bernoulli_");
   check_no_internal_overlap(self, "random");
   GeneratorImpl& gen = generator_or_default(generator);
@@ -189,6 +228,7 @@ Tensor bernoulli_float_(const Tensor& self, double p, GeneratorImpl* generator) 
 }
 
 Tensor bernoulli_Tensor_(const Tensor& self, const Tensor& p, GeneratorImpl* generator) {
+  check_not_complex(self, "bernoulli_tensor_cpu_self_");
   EMBER_CHECK(is_floating(p.dtype()), Runtime, "bernoulli_: expected a floating point probability tensor, got ",
               type_name(p.dtype()));
   if (p.numel() > 0) {
@@ -199,16 +239,19 @@ Tensor bernoulli_Tensor_(const Tensor& self, const Tensor& p, GeneratorImpl* gen
 }
 
 Tensor bernoulli(const Tensor& self, GeneratorImpl* generator) {
+  check_not_complex(self, "bernoulli_tensor_cpu_self_");
   check_floating(self.dtype(), "bernoulli");
   return bernoulli_Tensor_(empty_tensor(self.sizes(), self.dtype()), self, generator);
 }
 
 Tensor bernoulli_p(const Tensor& self, double p, GeneratorImpl* generator) {
+  check_not_complex(self, "bernoulli_scalar_cpu_");
   check_floating(self.dtype(), "bernoulli");
   return bernoulli_float_(empty_tensor(self.sizes(), self.dtype()), p, generator);
 }
 
 Tensor random_from_(const Tensor& self, int64_t from, std::optional<int64_t> to, GeneratorImpl* generator) {
+  check_random_bounds(self.dtype());
   const int64_t limit = max_exact(self.dtype());
   const int64_t hi = to ? *to : limit == std::numeric_limits<int64_t>::max() ? limit : limit + 1;
   Tensor draw = randint_low(from, hi, self.sizes(), generator, ScalarType::Int64);
@@ -220,10 +263,13 @@ Tensor random_to_(const Tensor& self, int64_t to, GeneratorImpl* generator) {
 }
 
 Tensor random_(const Tensor& self, GeneratorImpl* generator) {
+  check_not_complex(self, "random_kernel_cpu");
   return random_from_(self, 0, std::nullopt, generator);
 }
 
 Tensor exponential_(const Tensor& self, double lambd, GeneratorImpl* generator) {
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, "Exponential distribution is a continuous probability distribution. "
+              "dtype must be a floating point but you specified ", type_name(self.dtype()));
   check_floating(self.dtype(), "exponential_");
   EMBER_CHECK(lambd > 0, Runtime, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
   // -log(1 - u) / lambda, with u in [0, 1)
@@ -232,6 +278,7 @@ Tensor exponential_(const Tensor& self, double lambd, GeneratorImpl* generator) 
 }
 
 Tensor geometric_(const Tensor& self, double p, GeneratorImpl* generator) {
+  check_not_complex(self, "geometric_cpu");
   EMBER_CHECK(p > 0 && p <= 1, Runtime, "geometric_ expects p to be in (0, 1], but got p=", p);
   if (p == 1) return fill_Scalar_(self, Scalar(int64_t(1)));
   // ceil(log(1 - u) / log(1 - p)), at least 1
@@ -241,6 +288,8 @@ Tensor geometric_(const Tensor& self, double p, GeneratorImpl* generator) {
 }
 
 Tensor cauchy_(const Tensor& self, double median, double sigma, GeneratorImpl* generator) {
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, "Cauchy distribution is a continuous probability distribution. "
+              "dtype must be a floating point but you specified ", cpp_name(self.dtype()));
   check_floating(self.dtype(), "cauchy_");
   EMBER_CHECK(sigma > 0, Runtime, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
   // median + sigma * tan(pi * (u - 1/2))
@@ -250,6 +299,7 @@ Tensor cauchy_(const Tensor& self, double median, double sigma, GeneratorImpl* g
 }
 
 Tensor log_normal_(const Tensor& self, double mean, double std, GeneratorImpl* generator) {
+  check_not_complex(self, "log_normal_cpu");
   check_floating(self.dtype(), "log_normal_");
   EMBER_CHECK(std > 0, Runtime, "log_normal_ expects std > 0.0, but found std=", std);
   Tensor n = normal_(empty_tensor(self.sizes(), ScalarType::Float64), mean, std, generator);
@@ -261,6 +311,8 @@ Tensor log_normal_(const Tensor& self, double mean, double std, GeneratorImpl* g
 // running sums of each row.
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, GeneratorImpl* generator) {
   EMBER_CHECK(self.dim() == 1 || self.dim() == 2, Runtime, "prob_dist must be 1 or 2 dim");
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, "multinomial only supports floating-point dtypes for input, got: ",
+              type_name(self.dtype()));
   check_floating(self.dtype(), "multinomial");
   EMBER_CHECK(num_samples > 0, Runtime, "cannot sample n_sample <= 0 samples");
   const int64_t categories = self.sizes()[self.dim() - 1];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 #include "core/parallel.h"
+#include "kernels/complex_reduce.h"
 #include "kernels/reduce.h"
 #include "kernels/rowwise.h"
 #include "ops/elementwise.h"
@@ -64,79 +65,87 @@ void visit(ScalarType t, F&& f) {
   launch(t, [&](auto tag) { f(tag); });
 }
 
-// Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype).
+// Runs K's fold of self into acc (keep_shape, initialized here): the loop planning and
+// threading shared by the real kernels (kernels::reduce::Kernels<T>) and the complex
+// ones (kernels::complex::Reduce<R>).
+template <class K>
+void fold_into(ReduceOp op, const Tensor& self, const Dims& mask, const Tensor& acc) {
+  const int64_t nout = acc.numel();
+  K::init(op, acc.data(), nout);
+  if (self.numel() == 0) return;
+  if (self.is_contiguous() && nout == 1 && self.numel() < kGrainSize) {
+    // a small full reduction: one contiguous run, no views or loop planning
+    check_bounds(self);
+    kernels::Loop loop;
+    loop.nops = 2;
+    loop.ndim = 1;
+    loop.numel = loop.shape[0] = self.numel();
+    loop.strides[0][0] = self.itemsize();
+    loop.strides[0][1] = 0;
+    loop.data[0] = self.data();
+    loop.data[1] = acc.data();
+    loop.storages[0] = self.storage().get();
+    loop.storages[1] = acc.storage().get();
+    K::run(op, loop, 0, loop.numel);
+    return;
+  }
+  Dims strides(self.dim());
+  int64_t step = 1;
+  for (int64_t d = self.dim() - 1; d >= 0; --d) {
+    strides[d] = mask[d] ? 0 : step;
+    if (!mask[d]) step *= self.sizes()[d];
+  }
+  Tensor view = make_view(acc, Dims(self.sizes()), std::move(strides), 0);
+  kernels::Loop loop = kernels::make_loop({&self, &view});
+  kernels::LongLoop long_loop(loop);
+  const int64_t n = loop.numel;
+  const int threads = get_num_threads();
+  const int last = loop.ndim - 1;
+  if (n < 2 * kGrainSize || threads == 1) {
+    K::run(op, loop, 0, n);
+  } else if (last >= 0 && loop.strides[last][1] != 0 && loop.shape[last] >= threads) {
+    // the outermost dim is kept: its slices write disjoint accumulators
+    const int64_t inner = n / loop.shape[last];
+    parallel_for(0, loop.shape[last], std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
+      K::run(op, loop, b * inner, e * inner);
+    });
+  } else if (nout * threads <= n) {
+    // few accumulators: each thread folds a chunk into its own copy, combined in order
+    const int64_t acc_bytes = nout * acc.itemsize();
+    Tensor parts = empty_tensor({threads, nout}, acc.dtype());
+    const int64_t chunk = (n + threads - 1) / threads;
+    parallel_for(0, threads, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        kernels::Loop mine = loop;
+        mine.data[1] = parts.data() + t * acc_bytes;
+        K::init(op, mine.data[1], nout);
+        K::run(op, mine, std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
+      }
+    });
+    for (int t = 0; t < threads; ++t) K::combine(op, acc.data(), parts.data() + t * acc_bytes, nout);
+  } else {
+    K::run(op, loop, 0, n);
+  }
+}
+
+// Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype:
+// see kernels::reduce::Kernels::acc_dtype; complex128 for a complex sum or product).
 Tensor fold(ReduceOp op, const Tensor& self, const Dims& mask) {
   if (is_complex(self.dtype())) [[unlikely]] {
-    // a sum of complex numbers is the sums of their parts: fold the (..., 2) real view,
-    // keeping its last dim, and view the accumulator as complex again
-    EMBER_CHECK(op == ReduceOp::sum, NotImplemented, "ember does not implement this reduction for complex tensors yet");
-    Dims parts_mask(mask);
-    parts_mask.push_back(0);
-    return view_as_complex(fold(op, view_as_real(self), parts_mask));
+    EMBER_CHECK(kernels::complex::folds(op), NotImplemented,
+                "ember does not implement this reduction for complex tensors yet");
+    Tensor acc = empty_tensor(keep_shape(self, mask), ScalarType::ComplexDouble);
+    visit_complex(self.dtype(), [&](auto part) {  // nothing runs where there is no data (meta)
+      fold_into<kernels::complex::Reduce<decltype(part)>>(op, self, mask, acc);
+    });
+    return acc;
   }
   const ScalarType acc_t = visit_dtype(self.dtype(), [&](auto tag) {
     return kernels::reduce::Kernels<typename decltype(tag)::type>::acc_dtype(op);
   });
   Tensor acc = empty_tensor(keep_shape(self, mask), acc_t);
   visit(self.dtype(), [&](auto tag) {  // nothing runs where there is no data (meta)
-    using T = typename decltype(tag)::type;
-    using K = kernels::reduce::Kernels<T>;
-    const int64_t nout = acc.numel();
-    K::init(op, acc.data(), nout);
-    if (self.numel() == 0) return;
-    if (self.is_contiguous() && nout == 1 && self.numel() < kGrainSize) {
-      // a small full reduction: one contiguous run, no views or loop planning
-      check_bounds(self);
-      kernels::Loop loop;
-      loop.nops = 2;
-      loop.ndim = 1;
-      loop.numel = loop.shape[0] = self.numel();
-      loop.strides[0][0] = self.itemsize();
-      loop.strides[0][1] = 0;
-      loop.data[0] = self.data();
-      loop.data[1] = acc.data();
-      loop.storages[0] = self.storage().get();
-      loop.storages[1] = acc.storage().get();
-      K::run(op, loop, 0, loop.numel);
-      return;
-    }
-    Dims strides(self.dim());
-    int64_t step = 1;
-    for (int64_t d = self.dim() - 1; d >= 0; --d) {
-      strides[d] = mask[d] ? 0 : step;
-      if (!mask[d]) step *= self.sizes()[d];
-    }
-    Tensor view = make_view(acc, Dims(self.sizes()), std::move(strides), 0);
-    kernels::Loop loop = kernels::make_loop({&self, &view});
-    kernels::LongLoop long_loop(loop);
-    const int64_t n = loop.numel;
-    const int threads = get_num_threads();
-    const int last = loop.ndim - 1;
-    if (n < 2 * kGrainSize || threads == 1) {
-      K::run(op, loop, 0, n);
-    } else if (last >= 0 && loop.strides[last][1] != 0 && loop.shape[last] >= threads) {
-      // the outermost dim is kept: its slices write disjoint accumulators
-      const int64_t inner = n / loop.shape[last];
-      parallel_for(0, loop.shape[last], std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
-        K::run(op, loop, b * inner, e * inner);
-      });
-    } else if (nout * threads <= n) {
-      // few accumulators: each thread folds a chunk into its own copy, combined in order
-      const int64_t acc_bytes = nout * itemsize(acc_t);
-      Tensor parts = empty_tensor({threads, nout}, acc_t);
-      const int64_t chunk = (n + threads - 1) / threads;
-      parallel_for(0, threads, 1, [&](int64_t b, int64_t e) {
-        for (int64_t t = b; t < e; ++t) {
-          kernels::Loop mine = loop;
-          mine.data[1] = parts.data() + t * acc_bytes;
-          K::init(op, mine.data[1], nout);
-          K::run(op, mine, std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
-        }
-      });
-      for (int t = 0; t < threads; ++t) K::combine(op, acc.data(), parts.data() + t * acc_bytes, nout);
-    } else {
-      K::run(op, loop, 0, n);
-    }
+    fold_into<kernels::reduce::Kernels<typename decltype(tag)::type>>(op, self, mask, acc);
   });
   return acc;
 }
@@ -167,6 +176,10 @@ Tensor as_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
 
 Tensor reduce(ReduceOp op, const Tensor& self, std::optional<IntList> dim, bool keepdim, ScalarType dtype,
               const Out& out, const char* name) {
+  if (is_complex(self.dtype()) && (op == ReduceOp::all || op == ReduceOp::any)) {
+    // a complex number is true when either part is nonzero
+    return reduce(op, ne_Tensor(self, wrapped_number(Scalar(int64_t(0))), Out{}), dim, keepdim, dtype, out, name);
+  }
   Dims mask = reduced_mask(self, dim, name, op != ReduceOp::all && op != ReduceOp::any);
   return finish(fold(op, self, mask), self, mask, keepdim, dtype, out, name);
 }
@@ -186,6 +199,8 @@ void check_nonempty(const Tensor& self, const Dims& mask, const char* op) {
 
 // amax/amin: no identity, so every folded dim must be nonempty; out= of the input's dtype.
 Tensor extremum(ReduceOp op, const Tensor& self, IntList dim, bool keepdim, const Out& out, const char* name) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"", op == ReduceOp::amax ? "max" : "min",
+              "_values_cpu\" not implemented for '", type_name(self.dtype()), "'");
   EMBER_CHECK(!(dim.empty() && self.numel() == 0), Runtime, name,
               "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
               "'dim' argument.");
@@ -230,6 +245,7 @@ void run_rows(RowOp op, ScalarType t, const kernels::rowwise::Rows& rows) {
 
 // max/min/argmax/argmin along one dim: (values, indices) shaped with dim kept as 1.
 std::tuple<Tensor, Tensor> arg_reduce(const Tensor& self, int64_t dim, bool keepdim, bool is_max, const char* op) {
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, op, "(): does not support complex input");
   EMBER_CHECK(self.dtype() != ScalarType::Bool || op[0] != 'a', NotImplemented, "\"", op, "_cpu\" not implemented for 'Bool'");
   const int64_t d = wrap_dim(dim, self.dim());
   const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
@@ -249,6 +265,7 @@ std::tuple<Tensor, Tensor> arg_reduce(const Tensor& self, int64_t dim, bool keep
 }
 
 Tensor arg_all(const Tensor& self, bool keepdim, bool is_max, const char* op) {
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, op, "(): does not support complex input");
   EMBER_CHECK(self.dtype() != ScalarType::Bool, Runtime, op, "(): does not support bool input");
   EMBER_CHECK(self.numel() > 0, Index, op, "(): Expected reduction dim to be specified for input.numel() == 0.");
   Tensor flat = reshape(self, {-1});
@@ -259,20 +276,30 @@ Tensor arg_all(const Tensor& self, bool keepdim, bool is_max, const char* op) {
   return view(idx, ones);
 }
 
-// Variance over mask with the given correction, computed in float64 from the mean.
+// Variance over mask with the given correction, computed in float64 (complex128) from the
+// mean. A complex variance is the mean of |x - mean|^2: real, the part dtype.
 Tensor variance(const Tensor& self, std::optional<IntList> dim, double correction, bool keepdim, const char* op,
                 Tensor* mean_out) {
   check_float(self, op);
-  if (is_complex(self.dtype())) fail_complex_dtype(self.dtype());
+  const bool cx = is_complex(self.dtype());
   Dims mask = reduced_mask(self, dim, op);
-  Tensor x = to_dtype(self, ScalarType::Float64, false, false, std::nullopt);
+  Tensor x = to_dtype(self, cx ? ScalarType::ComplexDouble : ScalarType::Float64, false, false, std::nullopt);
   const int64_t n = reduced_count(self, mask);
   Tensor mean = div_Tensor(fold(ReduceOp::sum, x, mask), wrapped_number(Scalar(double(n))));
   Tensor diff = sub_Tensor(x, mean, Scalar(int64_t(1)));
-  Tensor var = fold(ReduceOp::sum, mul_Tensor(diff, diff), mask);
+  Tensor var;
+  if (cx) {
+    // |d|^2 = re^2 + im^2: fold the squared (..., 2) real view over mask and its last dim
+    Tensor parts = view_as_real(diff);
+    Dims parts_mask(mask);
+    parts_mask.push_back(1);
+    var = view(fold(ReduceOp::sum, mul_Tensor(parts, parts), parts_mask), keep_shape(self, mask));
+  } else {
+    var = fold(ReduceOp::sum, mul_Tensor(diff, diff), mask);
+  }
   var = div_Tensor(var, wrapped_number(Scalar(std::max(0.0, double(n) - correction))));
   if (mean_out) *mean_out = finish(mean, self, mask, keepdim, self.dtype(), Out{}, op);
-  return finish(var, self, mask, keepdim, self.dtype(), Out{}, op);
+  return finish(var, self, mask, keepdim, to_real(self.dtype()), Out{}, op);
 }
 
 double correction_of(std::optional<Scalar> correction, bool unbiased) {
@@ -293,6 +320,7 @@ Tensor sum_dim_IntList(const Tensor& self, std::optional<IntList> dim, bool keep
 
 Tensor nansum(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
               const Out& out) {
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, "nansum on CPU does not support complex inputs");
   dtype = with_out_dtype(dtype, out);
   // torch's kernel for a floating input into an out= of an integral dtype: none
   EMBER_CHECK(!(out.tensor.defined() && is_floating(self.dtype()) && !is_floating(*dtype)), NotImplemented,
@@ -316,6 +344,7 @@ Tensor mean_dim(const Tensor& self, std::optional<IntList> dim, bool keepdim, st
 
 Tensor nanmean(const Tensor& self, std::optional<IntList> dim, bool keepdim, std::optional<ScalarType> dtype,
                const Out& out) {
+  EMBER_CHECK(!is_complex(self.dtype()), Runtime, "nansum on CPU does not support complex inputs");
   EMBER_CHECK(is_floating(self.dtype()), Runtime,
               "nanmean(): expected input to have floating point or complex dtype but got ", type_name(self.dtype()));
   check_float(self, "nanmean", dtype);
@@ -345,6 +374,8 @@ Tensor amin(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
 }
 
 std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"aminmax_cpu\" not implemented for '",
+              type_name(self.dtype()), "'");
   EMBER_CHECK(self.numel() > 0 || dim, Runtime,
               "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
   Dims d;
@@ -358,6 +389,7 @@ std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> di
 }
 
 Tensor max(const Tensor& self) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"max_all\" not implemented for '", type_name(self.dtype()), "'");
   EMBER_CHECK(self.numel() > 0, Runtime,
               "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
               "'dim' argument.");
@@ -365,6 +397,7 @@ Tensor max(const Tensor& self) {
 }
 
 Tensor min(const Tensor& self) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"min_all\" not implemented for '", type_name(self.dtype()), "'");
   EMBER_CHECK(self.numel() > 0, Runtime,
               "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
               "'dim' argument.");
@@ -464,13 +497,14 @@ std::tuple<Tensor, Tensor> std_mean_dim(const Tensor& self, std::optional<IntLis
 
 // log(sum(exp(x))) from the largest element, so large inputs do not overflow.
 Tensor logsumexp(const Tensor& self, IntList dim, bool keepdim, const Out& out) {
-  Tensor x = is_floating(self.dtype()) ? self : to_dtype(self, default_dtype(), false, false, std::nullopt);
+  Tensor x = is_inexact(self.dtype()) ? self : to_dtype(self, default_dtype(), false, false, std::nullopt);
   Dims mask = reduced_mask(x, dim, "logsumexp");
   if (x.numel() == 0) {
     Tensor r = log(fold(ReduceOp::sum, exp(x, Out{}), mask), Out{});
     return finish(r, x, mask, keepdim, x.dtype(), out, "logsumexp");
   }
-  Tensor m = fold(ReduceOp::amax, x, mask);
+  // a complex input shifts by its largest real part (exp(x - m) = exp(re - m) e^(i im))
+  Tensor m = fold(ReduceOp::amax, is_complex(x.dtype()) ? real(x) : x, mask);
   m = masked_fill_Scalar(m, isinf(m), Scalar(0.0), Out{});
   Tensor s = fold(ReduceOp::sum, exp(sub_Tensor(x, m, Scalar(int64_t(1))), Out{}), mask);
   return finish(add_Tensor(log(s, Out{}), m, Scalar(int64_t(1))), x, mask, keepdim, x.dtype(), out, "logsumexp");
@@ -478,15 +512,18 @@ Tensor logsumexp(const Tensor& self, IntList dim, bool keepdim, const Out& out) 
 
 Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<IntList> dim, bool keepdim,
                           std::optional<ScalarType> dtype, const Out& out) {
-  EMBER_CHECK(is_floating(self.dtype()), Runtime,
+  EMBER_CHECK(is_inexact(self.dtype()), Runtime,
               "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
               type_name(self.dtype()));
   if (dtype) {
-    EMBER_CHECK(is_floating(*dtype) && promote_types(self.dtype(), *dtype) == *dtype, Runtime,
+    EMBER_CHECK(is_complex(*dtype) == is_complex(self.dtype()), Runtime, "linalg.vector_norm: dtype should be ",
+                is_complex(self.dtype()) ? "complex for complex" : "real for real", " inputs, but got ",
+                type_name(*dtype));
+    EMBER_CHECK(is_inexact(*dtype) && promote_types(self.dtype(), *dtype) == *dtype, Runtime,
                 "linalg.vector_norm: the dtype of the input (", type_name(self.dtype()),
                 ") should be convertible without narrowing to the specified dtype (", type_name(*dtype), ")");
   }
-  const ScalarType result_t = dtype.value_or(self.dtype());
+  const ScalarType result_t = to_real(dtype.value_or(self.dtype()));  // a complex input's norm is real
   EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == result_t, Runtime,
               "Expected out tensor to have dtype ", cpp_name(result_t), ", but got ", cpp_name(out.tensor.dtype()),
               " instead");
@@ -510,7 +547,7 @@ Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<I
     Tensor s = fold(ReduceOp::sum, pow_Tensor(a, wrapped_number(Scalar(p)), Out{}), mask);
     r = pow_Tensor(s, wrapped_number(Scalar(1.0 / p)), Out{});
   }
-  return finish(r, x, mask, keepdim, x.dtype(), out, "linalg.vector_norm");
+  return finish(r, x, mask, keepdim, result_t, out, "linalg.vector_norm");
 }
 
 Tensor norm_ScalarOpt_dim(const Tensor& self, std::optional<Scalar> p, std::optional<IntList> dim, bool keepdim,
@@ -526,7 +563,18 @@ Tensor scan(RowOp op, const Tensor& self, int64_t dim, ScalarType out_dtype, con
   // the kernel writes int64 for integral inputs, the input dtype otherwise
   const ScalarType kernel_t = is_integral(src.dtype(), true) ? ScalarType::Int64 : src.dtype();
   Tensor r = empty_tensor(src.sizes(), kernel_t);
-  if (src.numel() > 0) run_rows(op, src.dtype(), make_rows({&r, &src}, d, src.sizes()[d]));
+  if (src.numel() > 0) {
+    auto rows = make_rows({&r, &src}, d, src.sizes()[d]);
+    if (is_complex(src.dtype())) {
+      EMBER_CHECK(op == RowOp::cumsum || op == RowOp::cumprod, NotImplemented, "\"", name,
+                  "_out_cpu\" not implemented for '", type_name(src.dtype()), "'");
+      visit_complex(src.dtype(), [&](auto part) {
+        kernels::complex::Reduce<decltype(part)>::scan(op == RowOp::cumsum ? ReduceOp::sum : ReduceOp::prod, rows);
+      });
+    } else {
+      run_rows(op, src.dtype(), rows);
+    }
+  }
   if (kernel_t != out_dtype) r = to_dtype(r, out_dtype, false, false, std::nullopt);
   if (self.dim() == 0) r = view(r, {});
   if (!out.tensor.defined()) return r;
@@ -534,6 +582,8 @@ Tensor scan(RowOp op, const Tensor& self, int64_t dim, ScalarType out_dtype, con
 }
 
 std::tuple<Tensor, Tensor> cum_arg(RowOp op, const Tensor& self, int64_t dim) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"", op == RowOp::cummax ? "cummax" : "cummin",
+              "_cpu\" not implemented for '", type_name(self.dtype()), "'");
   const Tensor src = self.dim() == 0 ? view(self, {1}) : self;
   const int64_t d = wrap_dim(dim, src.dim());
   Tensor values = empty_tensor(src.sizes(), src.dtype()), indices = empty_tensor(src.sizes(), ScalarType::Int64);

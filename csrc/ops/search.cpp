@@ -302,6 +302,7 @@ std::tuple<Tensor, Tensor> pick(const Tensor& values, const Tensor& idx, int64_t
 }  // namespace
 
 std::tuple<Tensor, Tensor> nanmedian_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"median_out\" not implemented for '", type_name(self.dtype()), "'");
   EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"nanmedian_cpu\" not implemented for 'Bool'");
   if (!is_floating(self.dtype())) return median_dim(self, dim, keepdim);
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
@@ -320,6 +321,7 @@ std::tuple<Tensor, Tensor> nanmedian_dim(const Tensor& self, int64_t dim, bool k
 }
 
 Tensor nanmedian(const Tensor& self) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"median_cpu\" not implemented for '", type_name(self.dtype()), "'");
   EMBER_CHECK(self.dtype() != ScalarType::Bool, NotImplemented, "\"nanmedian_cpu\" not implemented for 'Bool'");
   if (self.numel() == 0)  // torch: NaN, converted to the dtype
     return to_dtype(scalar_tensor(Scalar(NAN), ScalarType::Float64), self.dtype(), false, false, std::nullopt);
@@ -327,6 +329,7 @@ Tensor nanmedian(const Tensor& self) {
 }
 
 std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(self.dtype()), NotImplemented, "\"mode_cpu\" not implemented for '", type_name(self.dtype()), "'");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
   EMBER_CHECK(n > 0, Index, "mode(): Expected reduction dim ", d,

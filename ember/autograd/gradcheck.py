@@ -1,5 +1,11 @@
 """gradcheck / gradgradcheck: compare autograd's gradients with finite differences
-(central differences, in the inputs' dtype: use float64)."""
+(central differences, in the inputs' dtype: use float64 or complex128).
+
+A complex tensor counts as its real and imaginary parts, as torch's gradcheck does: an
+input's part is perturbed by eps and eps*1j, an output's parts are two real outputs,
+and autograd's gradient of a real L, dL/dx + i dL/dy (torch's convention), gives the
+rows of both parts; grad_output 1j at element m makes L the imaginary part of that
+element."""
 from __future__ import annotations
 
 from .. import _C
@@ -17,7 +23,22 @@ def _tuple(x):
 
 
 def _diff_outputs(out):
-    return [o for o in _tuple(out) if isinstance(o, _C.TensorBase) and o.dtype.is_floating_point]
+    return [o for o in _tuple(out) if isinstance(o, _C.TensorBase) and (o.dtype.is_floating_point or o.dtype.is_complex)]
+
+
+def _width(t):
+    """How many real numbers t holds: a complex element counts twice."""
+    return t.numel() * (2 if t.dtype.is_complex else 1)
+
+
+def _parts(t):
+    """t's elements as a float64 vector; a complex t's real parts, then its imaginary parts."""
+    from .. import cat
+
+    flat = t.detach().reshape(-1)
+    if flat.dtype.is_complex:
+        return cat([flat.real, flat.imag]).to(_C.float64)
+    return flat.to(_C.float64)
 
 
 def _unravel(i, shape):
@@ -32,8 +53,9 @@ def _numerical(func, inputs, targets, outputs, eps):
     """jac[k][j] is a (numel of input j, numel of output k) float64 matrix."""
     from .. import zeros
 
-    jac = [[zeros(t.numel(), o.numel(), dtype=_C.float64) for t in targets] for o in outputs]
+    jac = [[zeros(_width(t), _width(o), dtype=_C.float64) for t in targets] for o in outputs]
     for j, t in enumerate(targets):
+        steps = [eps, eps * 1j] if t.dtype.is_complex else [eps]
         for i in range(t.numel()):
             idx = _unravel(i, t.shape)
             orig = t[idx].item()
@@ -41,12 +63,13 @@ def _numerical(func, inputs, targets, outputs, eps):
             def at(value):
                 with no_grad():  # the write only; func runs in the caller's grad mode
                     t[idx] = value
-                return [o.detach().to(_C.float64).reshape(-1).clone() for o in _diff_outputs(func(*inputs))]
+                return [_parts(o).clone() for o in _diff_outputs(func(*inputs))]
 
-            plus, minus = at(orig + eps), at(orig - eps)
-            at(orig)
-            for k in range(len(outputs)):
-                jac[k][j][i] = (plus[k] - minus[k]) / (2 * eps)
+            for part, step in enumerate(steps):
+                plus, minus = at(orig + step), at(orig - step)
+                at(orig)
+                for k in range(len(outputs)):
+                    jac[k][j][i + part * t.numel()] = (plus[k] - minus[k]) / (2 * eps)
     return jac
 
 
@@ -54,20 +77,20 @@ def _analytical(outputs, targets):
     from .. import zeros, zeros_like
     from . import grad
 
-    jac = [[zeros(t.numel(), o.numel(), dtype=_C.float64) for t in targets] for o in outputs]
+    jac = [[zeros(_width(t), _width(o), dtype=_C.float64) for t in targets] for o in outputs]
     for k, o in enumerate(outputs):
         if not o.requires_grad:
             continue
-        for m in range(o.numel()):
+        for m in range(_width(o)):
             g = zeros_like(o).reshape(-1)
-            g[m] = 1
+            g[m % o.numel()] = 1 if m < o.numel() else 1j  # L = the real, then the imaginary part
             grads = grad(o, targets, g.reshape(o.shape), retain_graph=True, allow_unused=True)
             for j, gj in enumerate(grads):
                 if gj is not None:
                     if gj.shape != targets[j].shape:
                         raise GradcheckError(f"Gradient has incorrect size: {tuple(gj.shape)} for an input "
                                              f"of size {tuple(targets[j].shape)}")
-                    jac[k][j][:, m] = gj.to(_C.float64).reshape(-1)
+                    jac[k][j][:, m] = _parts(gj)
     return jac
 
 
