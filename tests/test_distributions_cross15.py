@@ -6,8 +6,10 @@ through ember's own Beta and Chi2, and the whole namespace against torch.distrib
 (names, constraints, rsample/enumerate flags, the set of registered KL pairs)."""
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
+import pkgutil
 
 import numpy as np
 import pytest
@@ -88,7 +90,23 @@ def test_inverse_gamma_sampling_and_gradients():
     close(er.grad, tr.grad)
 
 
+def test_inverse_gamma_empty_noncontiguous_and_doctest():
+    import doctest
+    import ember.distributions.inverse_gamma as mod
+    close(ED.InverseGamma(ember.empty(0), 1.0).log_prob(ember.empty(0)), TD.InverseGamma(torch.empty(0), 1.0).log_prob(
+        torch.empty(0)))
+    x = U(0.1, 3, 4, (2, 3))
+    e = ED.InverseGamma(T(ember, [1.5, 2.0, 3.0]), 0.5).log_prob(T(ember, x.T).t())  # a transposed view
+    close(e, TD.InverseGamma(T(torch, [1.5, 2.0, 3.0]), 0.5).log_prob(T(torch, x)))
+    ember.manual_seed(0)
+    result = doctest.testmod(mod, globs={**vars(mod), "ember": ember})
+    assert result.failed == 0 and result.attempted > 0
+
+
 def test_inverse_gamma_errors():
+    for lib, D in [(torch, TD), (ember, ED)]:  # Gamma has no icdf, so neither has this
+        with pytest.raises(NotImplementedError):
+            D.InverseGamma(lib.tensor(2.0), lib.tensor(1.0)).icdf(lib.tensor(0.5))
     for args in [(-1.0, 1.0), (1.0, 0.0)]:
         with pytest.raises(ValueError) as t_exc:
             TD.InverseGamma(*[torch.tensor(a) for a in args], validate_args=True)
@@ -285,6 +303,14 @@ def test_every_torch_name_is_there():
     missing = [n for n in TD.__all__ if not hasattr(ED, n)]
     assert missing == []
     assert set(TD.__all__) <= set(ED.__all__)
+    for sub in ["constraints", "transforms", "constraint_registry"]:
+        t_mod, e_mod = getattr(TD, sub), importlib.import_module("ember.distributions." + sub)
+        assert [n for n in t_mod.__all__ if not hasattr(e_mod, n)] == [], sub
+    # torch's submodules, by their names (torch spells one studentT): `from torch.distributions.gamma import Gamma`
+    for info in pkgutil.iter_modules(TD.__path__):
+        e_mod = importlib.import_module("ember.distributions." + info.name)
+        t_mod = importlib.import_module("torch.distributions." + info.name)
+        assert [n for n in getattr(t_mod, "__all__", []) if not hasattr(e_mod, n)] == [], info.name
 
 
 def _distribution_classes(mod, base):

@@ -53,7 +53,7 @@ from .gamma import Gamma
 from .inverse_gamma import InverseGamma
 from .negative_binomial import NegativeBinomial
 from .poisson import Poisson
-from .studentt import StudentT
+from .studentT import StudentT
 
 # register KL pairs; after the families they pair
 from . import _kl_more  # noqa: E402,F401
