@@ -564,7 +564,9 @@ def test_lkj_cholesky():
         close(e.log_prob(T(ember, x.numpy())), t.log_prob(x))
     assert e.expand((2, 3)).batch_shape == ember.Size([2, 3])
     same_error(lambda lib, D: D.LKJCholesky(1))
-    same_error(lambda lib, D: D.LKJCholesky(3, -1.0))  # the row norms' Beta fails first, in both
+    same_error(lambda lib, D: D.LKJCholesky(2, -1.0))  # the row norms' Beta fails first, in both
+    with pytest.raises(ValueError, match="parameter concentration"):  # (whose first column is not torch's
+        ED.LKJCholesky(3, -1.0)                                       # for dim >= 3: Note [LKJ onion ...])
     same_error(lambda lib, D: D.LKJCholesky(3).log_prob(lib.ones(3, 3)))
 
     ember.manual_seed(0)
@@ -572,9 +574,10 @@ def test_lkj_cholesky():
     s = ED.LKJCholesky(d, T(ember, eta)).sample((4000,))  # row norms from ember's Beta
     assert s.shape == ember.Size([4000, d, d]) and bool(ED.constraints.corr_cholesky.check(s).all())
     corr = (s @ s.mT).numpy()
-    # the first row's correlation is 2 Beta(b, b) - 1 with b = eta - 1 + d / 2: variance 1 / (2 b + 1)
+    # each off-diagonal correlation is 2 Beta(b, b) - 1 with b = eta - 1 + d / 2: variance 1 / (2 b + 1)
     b = eta - 1 + d / 2
     assert abs(corr[:, 1, 0].var() - 1 / (2 * b + 1)) < 0.02 and abs(corr[:, 2, 1].mean()) < 0.05
+    assert abs(corr[:, 2, 1].var() - 1 / (2 * b + 1)) < 0.02
 
 
 @pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])

@@ -36,8 +36,12 @@ class LKJCholesky(Distribution):
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
         offset = arange(self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
         offset = cat([offset.new_zeros((1,)), offset])
-        # built now, as torch does: a bad concentration fails first in Beta's own validation
-        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
+        # built now, as torch does: a bad concentration fails first in Beta's own validation.
+        # Note [LKJ onion concentrations]: torch 2.13 draws row i's norm from Beta(i - 1/2, ...),
+        # which for dim >= 3 widens the correlations of rows 2.. beyond the LKJ law its own
+        # log_prob describes; ember draws Beta(i / 2, ...), the onion method's (Lewandowski,
+        # Kurowicka & Joe 2009, sec. 3.2), whose every correlation has the LKJ marginal
+        self._beta = Beta(0.5 * offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
