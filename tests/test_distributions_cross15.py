@@ -360,6 +360,21 @@ def test_instances_have_torchs_constraints_and_flags():
     es["InverseGamma"], ts["InverseGamma"] = ED.InverseGamma(2.0, 1.0), TD.InverseGamma(2.0, 1.0)
     es["Wishart"], ts["Wishart"] = ED.Wishart(4.0, ember.eye(2)), TD.Wishart(torch.tensor(4.0), torch.eye(2))
     es["LKJCholesky"], ts["LKJCholesky"] = ED.LKJCholesky(3, 2.0), TD.LKJCholesky(3, 2.0)
+    def more(lib, D):
+        x = T(lib, [0.5, 1.5])
+        return {"Chi2": D.Chi2(x), "FisherSnedecor": D.FisherSnedecor(x, x + 1), "StudentT": D.StudentT(x),
+                "GeneralizedPareto": D.GeneralizedPareto(x, x, x - 1), "HalfCauchy": D.HalfCauchy(x),
+                "Kumaraswamy": D.Kumaraswamy(x, x), "LogNormal": D.LogNormal(x, x), "Weibull": D.Weibull(x, x),
+                "LogisticNormal": D.LogisticNormal(x, x), "VonMises": D.VonMises(x, x),
+                "MixtureSameFamily": D.MixtureSameFamily(D.Categorical(x), D.Normal(x, x)),
+                "Multinomial": D.Multinomial(3, x), "NegativeBinomial": D.NegativeBinomial(x, x / 2),
+                "OneHotCategoricalStraightThrough": D.OneHotCategoricalStraightThrough(x),
+                "RelaxedBernoulli": D.RelaxedBernoulli(x, x / 2),
+                "RelaxedOneHotCategorical": D.RelaxedOneHotCategorical(x, x)}
+
+    es.update(more(ember, ED))
+    ts.update(more(torch, TD))
+    assert set(ts) | {"Distribution", "ExponentialFamily"} >= set(_distribution_classes(TD, TD.Distribution))
     for name, t in ts.items():
         e = es[name]
         assert (e.has_rsample, e.has_enumerate_support) == (t.has_rsample, t.has_enumerate_support), name
