@@ -62,6 +62,15 @@ def test_inverse_gamma_against_torch():
     assert type(big) is ED.InverseGamma and big.batch_shape == ember.Size([2, 4])
     close(big.mean, t.expand((2, 4)).mean)
     assert repr(e) == repr(t) == "InverseGamma()"
+    # KL between two: TransformedDistribution's pair (same transforms) down to Gamma's; with
+    # another transform, none, in both
+    c2, r2 = [1.5, 3.0, 2.0, 5.0], [1.0, 0.5, 0.3, 2.0]
+    close(ED.kl_divergence(e, ED.InverseGamma(T(ember, c2), T(ember, r2))),
+          TD.kl_divergence(t, TD.InverseGamma(T(torch, c2), T(torch, r2))))
+    for lib, D in [(torch, TD), (ember, ED)]:
+        with pytest.raises(NotImplementedError):
+            D.kl_divergence(D.InverseGamma(lib.tensor([2.0]), lib.tensor([1.0])),
+                            D.LogNormal(lib.tensor([0.0]), lib.tensor([1.0])))
     s = ED.InverseGamma(3.0, 2.0).sample((5,))
     assert s.shape == ember.Size([5]) and s.dtype == ember.float32 and bool((s > 0).all())
     # float32 parameters stay float32, scalars broadcast
