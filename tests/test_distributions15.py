@@ -564,29 +564,20 @@ def test_lkj_cholesky():
         close(e.log_prob(T(ember, x.numpy())), t.log_prob(x))
     assert e.expand((2, 3)).batch_shape == ember.Size([2, 3])
     same_error(lambda lib, D: D.LKJCholesky(1))
-    with pytest.raises(ValueError, match="parameter concentration"):  # torch's Beta fails first, on its own terms
-        ED.LKJCholesky(3, -1.0)
+    same_error(lambda lib, D: D.LKJCholesky(2, -1.0))  # the row norms' Beta fails first, in both
+    with pytest.raises(ValueError, match="parameter concentration"):  # (whose first column is not torch's
+        ED.LKJCholesky(3, -1.0)                                       # for dim >= 3: Note [LKJ onion ...])
     same_error(lambda lib, D: D.LKJCholesky(3).log_prob(lib.ones(3, 3)))
 
-    class TorchBeta:  # the row norms' Beta draws, until ember's Beta sampler is there
-        def __init__(self, c1, c0):
-            self.d = TD.Beta(torch.tensor(c1.numpy()), torch.tensor(c0.numpy()))
-
-        def sample(self, shape):
-            return ember.tensor(self.d.sample(shape).numpy())
-
-    class LKJ(ED.LKJCholesky):
-        _beta = property(lambda self: TorchBeta(self._beta_conc1, self._beta_conc0))
-
-    torch.manual_seed(0)
     ember.manual_seed(0)
     d, eta = 3, 2.0
-    s = LKJ(d, T(ember, eta)).sample((4000,))
+    s = ED.LKJCholesky(d, T(ember, eta)).sample((4000,))  # row norms from ember's Beta
     assert s.shape == ember.Size([4000, d, d]) and bool(ED.constraints.corr_cholesky.check(s).all())
     corr = (s @ s.mT).numpy()
     # each off-diagonal correlation is 2 Beta(b, b) - 1 with b = eta - 1 + d / 2: variance 1 / (2 b + 1)
     b = eta - 1 + d / 2
     assert abs(corr[:, 1, 0].var() - 1 / (2 * b + 1)) < 0.02 and abs(corr[:, 2, 1].mean()) < 0.05
+    assert abs(corr[:, 2, 1].var() - 1 / (2 * b + 1)) < 0.02
 
 
 @pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])
@@ -614,19 +605,8 @@ def test_wishart(kind):
         same_error(lambda lib, D: D.Wishart(4.0, lib.ones(3)))
         assert ED.Wishart(5.0, T(ember, cov)).mean.shape == ember.Size([2, 3, 3])  # torch fails to view its df
 
-        class TorchChi2:  # the Bartlett diagonal's Chi2 draws, until ember's Chi2 sampler is there
-            def __init__(self, df):
-                self.d = TD.Chi2(torch.tensor(df.numpy()))
-
-            def rsample(self, shape):
-                return ember.tensor(self.d.sample(shape).numpy())
-
-        class W(ED.Wishart):
-            _dist_chi2 = property(lambda self: TorchChi2(self.df.unsqueeze(-1) - ember.arange(3.0)))
-
-        torch.manual_seed(0)
         ember.manual_seed(0)
-        s = W(T(ember, [4.0, 6.5]), T(ember, cov)).sample((3000,))
+        s = ED.Wishart(T(ember, [4.0, 6.5]), T(ember, cov)).sample((3000,))  # Bartlett diagonal from ember's Chi2
         assert s.shape == ember.Size([3000, 2, 3, 3]) and bool(ED.constraints.positive_definite.check(s).all())
         rel = np.abs(s.numpy().mean(0) - e.mean.numpy()) / np.sqrt(e.variance.numpy())
         assert rel.max() < 5 / math.sqrt(3000) * 1.5

@@ -450,7 +450,7 @@ def test_counts_have_zero_gradients():
     assert not ember._sample_dirichlet(ember.ones(3, requires_grad=True)).requires_grad
 
 
-@pytest.mark.parametrize("module", [".gamma", ".chi2", ".beta", ".dirichlet", ".studentt", ".poisson", ".binomial",
+@pytest.mark.parametrize("module", [".gamma", ".chi2", ".beta", ".dirichlet", ".studentT", ".poisson", ".binomial",
                                     ".fishersnedecor", ".negative_binomial"])
 def test_docstring_examples(module):
     import doctest

@@ -50,9 +50,10 @@ from .chi2 import Chi2
 from .dirichlet import Dirichlet
 from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .inverse_gamma import InverseGamma
 from .negative_binomial import NegativeBinomial
 from .poisson import Poisson
-from .studentt import StudentT
+from .studentT import StudentT
 
 # register KL pairs; after the families they pair
 from . import _kl_more  # noqa: E402,F401
@@ -61,7 +62,8 @@ from . import _kl_gamma  # noqa: E402,F401
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
     "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto",
-    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "LKJCholesky", "Laplace",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky",
+    "Laplace",
     "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
     "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",

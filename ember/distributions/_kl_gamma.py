@@ -2,7 +2,7 @@
 and Binomial: the pairs torch.distributions.kl registers between them and the other
 families. Most are KL(p || q) = -H(p) - E_p[log q(x)] with the expectations in closed
 form; a q whose support misses part of p's gives inf. Pairs with families defined in
-modules that may be absent (exponential, gumbel, pareto) register only when the module is
+modules that may be absent (exponential, gumbel, laplace, pareto, continuous_bernoulli) register only when the module is
 there."""
 from __future__ import annotations
 
@@ -194,6 +194,11 @@ def _kl_pareto_gamma(p, q):
     return result
 
 
+def _kl_beta_continuous_bernoulli(p, q):
+    # log q(x) = x logits + log(1 - probs) + log C(probs), linear in x: E_p needs p's mean only
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
 def _kl_beta_infinity(p, q):
     return _infinite_like(p.concentration1)
 
@@ -222,12 +227,14 @@ def _register_optional() -> None:
     gumbel = _optional("gumbel", "Gumbel")
     laplace = _optional("laplace", "Laplace")
     pareto = _optional("pareto", "Pareto")
+    cont_bernoulli = _optional("continuous_bernoulli", "ContinuousBernoulli")
     pairs = [
         (Beta, exponential, _kl_beta_exponential), (exponential, Gamma, _kl_exponential_gamma),
         (Gamma, exponential, _kl_gamma_exponential), (Gamma, gumbel, _kl_gamma_gumbel),
         (pareto, Gamma, _kl_pareto_gamma), (Beta, pareto, _kl_beta_infinity), (Gamma, pareto, _kl_gamma_infinity),
         (exponential, Beta, _kl_rate_infinity), (gumbel, Beta, _kl_loc_infinity), (gumbel, Gamma, _kl_loc_infinity),
         (laplace, Beta, _kl_loc_infinity), (laplace, Gamma, _kl_loc_infinity), (pareto, Beta, _kl_scale_infinity),
+        (Beta, cont_bernoulli, _kl_beta_continuous_bernoulli), (Gamma, cont_bernoulli, _kl_gamma_infinity),
     ]
     for type_p, type_q, fun in pairs:
         if type_p is not None and type_q is not None:

@@ -28,7 +28,9 @@ def register_kl(type_p, type_q):
     """Decorator registering fn(p, q) as KL(p || q) for p of type_p and q of type_q (and
     their subclasses, unless a more specific pair is registered).
 
-    >>> @register_kl(Normal, Normal)
+    (the example is not run by doctest: it would replace the real Normal-Normal pair)
+
+    >>> @register_kl(Normal, Normal)  # doctest: +SKIP
     ... def kl_normal_normal(p, q): ...
     """
     if not isinstance(type_p, type) or not issubclass(type_p, Distribution):

@@ -5,6 +5,7 @@ import math
 
 from .. import Size, arange, cat, finfo, lgamma, mvlgamma, randn
 from . import constraints
+from .beta import Beta
 from .distribution import Distribution
 from .utils import broadcast_all
 
@@ -35,8 +36,12 @@ class LKJCholesky(Distribution):
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
         offset = arange(self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
         offset = cat([offset.new_zeros((1,)), offset])
-        self._beta_conc1 = offset + 0.5
-        self._beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
+        # built now, as torch does: a bad concentration fails first in Beta's own validation.
+        # Note [LKJ onion concentrations]: torch 2.13 draws row i's norm from Beta(i - 1/2, ...),
+        # which for dim >= 3 widens the correlations of rows 2.. beyond the LKJ law its own
+        # log_prob describes; ember draws Beta(i / 2, ...), the onion method's (Lewandowski,
+        # Kurowicka & Joe 2009, sec. 3.2), whose every correlation has the LKJ marginal
+        self._beta = Beta(0.5 * offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -44,16 +49,10 @@ class LKJCholesky(Distribution):
         batch_shape = Size(batch_shape)
         new.dim = self.dim
         new.concentration = self.concentration.expand(batch_shape)
-        new._beta_conc1 = self._beta_conc1
-        new._beta_conc0 = self._beta_conc0.expand(batch_shape + (self.dim,))
+        new._beta = self._beta.expand(batch_shape + (self.dim,))
         super(LKJCholesky, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def _beta(self):
-        from .beta import Beta  # the Beta family (and its gamma sampler) lives in its own module
-        return Beta(self._beta_conc1, self._beta_conc0)
 
     def sample(self, sample_shape=Size()):
         y = self._beta.sample(sample_shape).unsqueeze(-1)  # (S, B, dim, 1): squared row norms

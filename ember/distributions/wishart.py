@@ -9,6 +9,7 @@ from .. import (Size, arange, broadcast_shapes, cholesky_solve, digamma, einsum,
                  tril_indices)
 from .. import tensor as make_tensor
 from . import constraints
+from .chi2 import Chi2
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import lazy_property
@@ -93,7 +94,6 @@ class Wishart(ExponentialFamily):
     @property
     def _dist_chi2(self):
         """Chi2(df - i), i = 0 .. p-1: the squared diagonal of Bartlett's factor."""
-        from .chi2 import Chi2  # the Chi2 family (and its gamma sampler) lives in its own module
         p = self._event_shape[-1]
         offsets = arange(p, dtype=self._unbroadcasted_scale_tril.dtype, device=self._unbroadcasted_scale_tril.device)
         return Chi2(df=self.df.unsqueeze(-1) - offsets.expand(self._batch_shape + (-1,)))
