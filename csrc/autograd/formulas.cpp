@@ -749,14 +749,15 @@ Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const 
     const int64_t n = L.sizes()[L.dim() - 1];
     Tensor eye = ops::eye_m(n, n, ScalarType::Bool);
     E = masked_fill_Scalar(E, eye, Scalar(1.0));
-    inner = masked_fill_Scalar(matmul(mT(V), gV) / E, eye, Scalar(0.0));
+    inner = masked_fill_Scalar(matmul(mH(V), gV) / E, eye, Scalar(0.0));
   }
   if (gL.defined()) {
-    Tensor d = diag_embed(gL, 0, -2, -1);
+    Tensor d = diag_embed(gL, 0, -2, -1);  // real: a complex V's products want it complex
+    if (is_complex(V.dtype())) d = complex(d, zeros_like(d, std::nullopt, std::nullopt));
     inner = inner.defined() ? inner + d : d;
   }
   if (!inner.defined()) return zeros_of(A.sizes(), A.dtype());
-  return matmul(matmul(V, inner), mT(V));
+  return matmul(matmul(V, inner), mH(V));
 }
 
 // The eigenvectors of unit norm are fixed up to a phase each, so only the imaginary part
