@@ -17,6 +17,7 @@
 #include "ops/elementwise.h"
 #include "ops/internal.h"
 #include "ops/pinned_work.h"
+#include "ops/visit_lapack.h"
 #include "ops/geometry.h"
 #include "ops_decl.h"
 
@@ -623,13 +624,6 @@ std::string batch_prefix(const Tensor& a, int64_t e) {
 template <class T>
 T* data(const Tensor& t) {
   return reinterpret_cast<T*>(t.data());
-}
-
-// Calls f(T()) with T the LAPACK element type of dt: float, double or std::complex of either.
-template <class F>
-void visit_lapack(ScalarType dt, F&& f) {
-  if (is_complex(dt)) visit_complex(dt, [&](auto r) { f(std::complex<decltype(r)>()); });
-  else visit_float(dt, f);
 }
 
 // The real dtype of a LAPACK result that is real for complex matrices too (singular

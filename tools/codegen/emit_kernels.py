@@ -27,7 +27,7 @@ $instances
 COMPLEX_FAMILIES = ("copy", "fill", "gather", "index")
 # float families whose Kernels<T> are also instantiated for std::complex of the float
 # types: BLAS and LAPACK have complex routines (kernels/blas.h).
-COMPLEX_FLOAT_FAMILIES = ("linalg",)
+COMPLEX_FLOAT_FAMILIES = ("linalg", "linalg_factor")
 
 
 def families(model: Model) -> list[str]:
