@@ -265,7 +265,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
   check_matrix(A, fn, "A");
   check_matrix(B, fn, "B");
   check_square(A, fn);
-  check_float(A, "triangular_solve_cpu");
+  check_float(A, "triangular_solve_cpu", true);
   check_same_dtype(A, B, fn, "A", "B");
   const int64_t n = cols(A);
   EMBER_CHECK((left ? rows(B) : cols(B)) == n, Runtime, fn, ": Incompatible shapes of A and B for the equation ",
@@ -276,7 +276,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
   const int64_t m = rows(x), nrhs = cols(x), count = numel_of(batch);
   if (count > 0 && m > 0 && nrhs > 0) {
     Tensor a = expanded_column_major(A, batch);
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&x, &a}, saturating_work(count, n * n, left ? nrhs : m));
       Factor<T>::triangular_solve(data<T>(a), count, data<T>(x), m, nrhs, left, upper, false, unitriangular);
