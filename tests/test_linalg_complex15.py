@@ -284,6 +284,11 @@ def test_lapack_gradients():
     grads(lambda L, a: loss(L, L.linalg.det(a)), A)
     grads(lambda L, a: L.linalg.svdvals(a).sum(), crand(2, 4, 3, seed=14))
     grads(lambda L, a: (L.linalg.eigvalsh(a) * L.arange(1.0, 4.0, dtype=L.float64)).sum(), hpd(3, seed=15))
+    # eigh: a loss the eigenvectors' phases do not change
+    grads(lambda L, a: (L.linalg.eigh(a).eigenvectors.abs() * L.arange(9.0, dtype=L.float64).reshape(3, 3)).sum() +
+          L.linalg.eigh(a).eigenvalues.sum(), hpd(3, seed=15))
+    grads(lambda L, a: (L.linalg.eigh(a).eigenvectors.abs() * L.arange(9.0, dtype=L.float64).reshape(3, 3)).sum(),
+          hpd(3, seed=15).real.contiguous())
 
 
 def test_factorizations():
@@ -323,7 +328,7 @@ def test_unsupported_complex_stays_loud():
         with pytest.raises(NotImplementedError):
             fn()
     # no complex gradient formula yet: recording refuses rather than return a wrong one
-    for fn in (lambda x: ember.linalg.cholesky(x), lambda x: ember.linalg.eigh(x), lambda x: ember.linalg.svd(x),
+    for fn in (lambda x: ember.linalg.cholesky(x), lambda x: ember.linalg.svd(x),
                lambda x: ember.linalg.qr(x), lambda x: ember.linalg.slogdet(x)):
         with pytest.raises(NotImplementedError):
             fn(em(hpd(2), requires_grad=True))

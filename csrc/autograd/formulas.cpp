@@ -749,7 +749,10 @@ Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const 
     const int64_t n = L.sizes()[L.dim() - 1];
     Tensor eye = ops::eye_m(n, n, ScalarType::Bool);
     E = masked_fill_Scalar(E, eye, Scalar(1.0));
-    inner = masked_fill_Scalar(matmul(mH(V), gV) / E, eye, Scalar(0.0));
+    // V^H gV projected onto the skew-Hermitian matrices (torch's: the tangent space of
+    // the unitary group, which keeps V's columns orthonormal)
+    Tensor X = matmul(mH(V), gV);
+    inner = masked_fill_Scalar((X - mH(X)) * 0.5 / E, eye, Scalar(0.0));
   }
   if (gL.defined()) {
     Tensor d = diag_embed(gL, 0, -2, -1);  // real: a complex V's products want it complex
