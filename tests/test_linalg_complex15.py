@@ -282,6 +282,9 @@ def test_lapack_gradients():
     grads(lambda L, a, b: loss(L, L.linalg.solve(a, b[:, 0])), A, B)
     grads(lambda L, a, b: loss(L, L.linalg.solve(a, b.mT, left=False)), A, B)
     grads(lambda L, a: loss(L, L.linalg.det(a)), A)
+    grads(lambda L, a: L.linalg.slogdet(a).logabsdet * 1.7 + loss(L, L.linalg.slogdet(a).sign), A)
+    grads(lambda L, a: loss(L, L.linalg.slogdet(a).sign), A)
+    grads(lambda L, a: L.linalg.slogdet(a).logabsdet, A.real.contiguous())
     grads(lambda L, a: L.linalg.svdvals(a).sum(), crand(2, 4, 3, seed=14))
     grads(lambda L, a: (L.linalg.eigvalsh(a) * L.arange(1.0, 4.0, dtype=L.float64)).sum(), hpd(3, seed=15))
     # eigh: a loss the eigenvectors' phases do not change
@@ -329,7 +332,7 @@ def test_unsupported_complex_stays_loud():
             fn()
     # no complex gradient formula yet: recording refuses rather than return a wrong one
     for fn in (lambda x: ember.linalg.cholesky(x), lambda x: ember.linalg.svd(x),
-               lambda x: ember.linalg.qr(x), lambda x: ember.linalg.slogdet(x)):
+               lambda x: ember.linalg.qr(x)):
         with pytest.raises(NotImplementedError):
             fn(em(hpd(2), requires_grad=True))
 

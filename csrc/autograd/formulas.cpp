@@ -725,8 +725,18 @@ Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det) {
   return unsqueeze(unsqueeze(grad * conj(det), -1), -1) * mH(linalg_inv(A));
 }
 
-Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A) {
-  return unsqueeze(unsqueeze(grad_logabsdet, -1), -1) * mT(linalg_inv(A));
+// log det = log|det| + i arg(det) is holomorphic with derivative A^-T, so
+// gA = g A^-H with g = glogabs + i Im(conj(sign) gsign); a real sign is piecewise constant.
+Tensor slogdet_backward(const Tensor& gsign, const Tensor& glogabs, const Tensor& A) {
+  const bool phase = is_complex(A.dtype()) && gsign.defined();
+  if (!glogabs.defined() && !phase) return zeros_of(A.sizes(), A.dtype());
+  Tensor g = glogabs;
+  if (phase) {
+    Tensor sign = linalg_slogdet(A)[0];
+    Tensor p = imag(conj(sign) * gsign) * Scalar(std::complex<double>(0, 1));
+    g = g.defined() ? g + p : p;
+  }
+  return unsqueeze(unsqueeze(g, -1), -1) * mH(linalg_inv(A));
 }
 
 Tensor cholesky_backward(const Tensor& grad, const Tensor& L_, bool upper) {

@@ -123,7 +123,8 @@ int64_t cross_dim(IntList sizes, std::optional<int64_t> dim);
 Tensor solve_backward_A(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X, bool left);
 Tensor solve_backward_B(const Tensor& grad, const Tensor& A, const Tensor& B, bool left);
 Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det);
-Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A);
+// gsign, glogabs: the outputs' gradients (either undefined).
+Tensor slogdet_backward(const Tensor& gsign, const Tensor& glogabs, const Tensor& A);
 Tensor cholesky_backward(const Tensor& grad, const Tensor& L, bool upper);
 // linalg.eig's (gL, gV: gradients of the eigenvalues and eigenvectors, either undefined).
 Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& A);
