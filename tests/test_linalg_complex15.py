@@ -285,6 +285,7 @@ def test_lapack_gradients():
     grads(lambda L, a: L.linalg.slogdet(a).logabsdet * 1.7 + loss(L, L.linalg.slogdet(a).sign), A)
     grads(lambda L, a: loss(L, L.linalg.slogdet(a).sign), A)
     grads(lambda L, a: L.linalg.slogdet(a).logabsdet, A.real.contiguous())
+    grads(lambda L, a, b: loss(L, L.linalg.inv_ex(a).inverse) + loss(L, L.linalg.solve_ex(a, b).result), A, B)
     grads(lambda L, a: L.linalg.svdvals(a).sum(), crand(2, 4, 3, seed=14))
     grads(lambda L, a: (L.linalg.eigvalsh(a) * L.arange(1.0, 4.0, dtype=L.float64)).sum(), hpd(3, seed=15))
     # eigh: a loss the eigenvectors' phases do not change
