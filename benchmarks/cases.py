@@ -566,6 +566,8 @@ CASES: list[Case] = [
     Case("func.jvp through a 3-layer tanh MLP 256 wide (batch 64)", torch=mlp_jvp),
     Case("a * b 16M complex64", torch=complex_mul_big, numpy=complex_mul_big, bytes=3 * 8 * N_EW),
     Case("a.sum() 16M complex64", torch=complex_sum_big, numpy=complex_sum_big, bytes=8 * N_EW),
+    Case("complex64 matmul 1024²", torch=matmul_square(1024, "complex64"), numpy=matmul_square(1024, "complex64"),
+         flops=8 * 1024**3),  # a complex multiply-add is 8 real flops
     Case("func.jacfwd of softmax(W sin x), 16 inputs", torch=small_jacfwd),
     Case(f"MLP 784-256-10 train step with cross_entropy (batch {MLP_BATCH})",
          torch=mlp_train_step((784, 256, 10), MLP_BATCH, "cross_entropy")),

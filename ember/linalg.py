@@ -65,6 +65,7 @@ _slogdet = _structseq("linalg_slogdet", "_slogdet", ["sign", "logabsdet"])
 _qr = _structseq("linalg_qr", "_qr", ["Q", "R"])
 _svd = _structseq("linalg_svd", "_svd", ["U", "S", "Vh"])
 _eigh = _structseq("linalg_eigh", "_eigh", ["eigenvalues", "eigenvectors"])
+_eig = _structseq("linalg_eig", "_eig", ["eigenvalues", "eigenvectors"])
 
 cross = _C.linalg_cross
 inv = _C.linalg_inv
@@ -73,6 +74,7 @@ det = _C.linalg_det
 cholesky = _C.linalg_cholesky
 svdvals = _C.linalg_svdvals
 eigvalsh = _C.linalg_eigvalsh
+eigvals = _C.linalg_eigvals
 vector_norm = _C.linalg_vector_norm  # declarations/ops/reductions.yaml
 
 
@@ -126,6 +128,16 @@ def eigh(A, UPLO="L", *, out=None):
     [1.0, 2.0]
     """
     return _named(_eigh, _C.linalg_eigh(A, UPLO), out)
+
+
+def eig(A, *, out=None):
+    """(eigenvalues, eigenvectors as columns of unit norm) of a general square matrix;
+    complex for a real input too.
+
+    >>> ember.linalg.eig(ember.tensor([[2., 0.], [0., 1.]])).eigenvalues.tolist()
+    [(2+0j), (1+0j)]
+    """
+    return _named(_eig, _C.linalg_eig(A), out)
 
 
 # torch's names of dtypes in messages: the ScalarType ("Float") and the C++ type ("float").
@@ -189,8 +201,9 @@ def matrix_power(A, n):
         A = _C.matmul(A, A)
 
 
-def _transpose(A):
-    return A.transpose(-2, -1)
+def _adjoint(A):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    return _C.conj(A.transpose(-2, -1))
 
 
 def _tolerance(largest, atol, rtol, shape):
@@ -227,7 +240,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     keep = _C.gt(S, _tolerance(_largest(S, False), atol, rtol, A.shape))
     S_inv = _C.where(keep, _C.reciprocal(S), _C.zeros_like(S))
     # (n, k) * (k,) @ (k, m)
-    return _C.matmul(_C.mul(_transpose(Vh), S_inv.unsqueeze(-2)), _transpose(U))
+    return _C.matmul(_C.mul(_adjoint(Vh), S_inv.unsqueeze(-2)), _adjoint(U))
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
@@ -537,6 +550,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.dtype != B.dtype:
         raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got input's dtype "
                            f"{A.dtype} and other's dtype {B.dtype}")
+    if A.is_complex():
+        raise NotImplementedError(f"{fn}: ember does not support complex inputs yet")
     if not A.is_floating_point() or A.dtype in (_C.float16, _C.bfloat16):
         raise RuntimeError("This function doesn't handle types other than float and double")
     vector = B.dim() == A.dim() - 1
@@ -551,7 +566,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     keep = _C.gt(S, _C.mul(_largest(S, False), tol)) if S.shape[-1] else _C.gt(S, 0)
     S_inv = _C.where(keep, _C.reciprocal(S), _C.zeros_like(S))
     # X = V diag(S_inv) U^T b: (..., n, k) * (k,) @ (..., k, m) @ (..., m, nrhs)
-    X = _C.matmul(_C.mul(_transpose(Vh), S_inv.unsqueeze(-2)), _C.matmul(_transpose(U), b))
+    X = _C.matmul(_C.mul(_adjoint(Vh), S_inv.unsqueeze(-2)), _C.matmul(_adjoint(U), b))
     rank = keep.to(_C.int64).sum(-1)
     if b.numel() == 0:  # torch skips LAPACK: rank 0
         rank = _C.zeros_like(rank)
@@ -607,6 +622,8 @@ def multi_dot(tensors, *, out=None):
 def _logdet(input):
     """log(det(input)): nan for a negative determinant, -inf for a singular matrix."""
     sign, logabs = slogdet(input)
+    if sign.is_complex():  # log|det| + i arg(det)
+        return _C.add(logabs.to(sign.dtype), _C.mul(_C.angle(sign), 1j))
     return _C.where(_C.lt(sign, 0), _C.full_like(logabs, float("nan")), logabs)
 
 
@@ -616,7 +633,7 @@ def _pinverse(input, rcond=1e-15):
 
 
 _slogdet_top = _structseq("slogdet", "_slogdet_top", ["sign", "logabsdet"])
-_RETURN_TYPES = (_slogdet, _qr, _svd, _eigh, _lstsq, _slogdet_top)  # ember.return_types names them too
+_RETURN_TYPES = (_slogdet, _qr, _svd, _eigh, _eig, _lstsq, _slogdet_top)  # ember.return_types names them too
 
 
 def _slogdet_tuple(input):

@@ -990,7 +990,7 @@ def test_every_derivative_is_exercised():
     # covering their formulas
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     for module in ("test_nn_ops", "test_complex", "test_fft15", "test_special15",
-                   "test_distributions_gamma15"):
+                   "test_distributions_gamma15", "test_linalg_complex15"):
         for make in importlib.import_module(module).DERIVATIVE_GRAPHS:
             seen |= graph_names(make())
     missing = sorted(name for name, node in declared.items() if node not in seen)

@@ -226,11 +226,12 @@ def test_entry_lists_and_float_family_instances(tmp_path):
     assert "#define EMBER_UNARY_ENTRIES(X) X(exp, exp_fn)" in header
     assert "Tensor expo(" in ops["ops_elementwise.cpp"] and "Tensor total(" not in ops["ops_elementwise.cpp"]
     kernels = emit_kernels.emit(model)
-    # nn and linalg families: float and double, in their own files, not in the per-dtype ones
+    # nn and linalg families: float and double (linalg: std::complex of them too, BLAS and
+    # LAPACK's c/z routines), in their own files, not in the per-dtype ones
     for fam in ("nn_pool", "linalg"):
+        types = ["float", "double"] + (["std::complex<float>", "std::complex<double>"] if fam == "linalg" else [])
         assert kernels[f"kernel_instances_{fam}.h"].splitlines()[1:] == [
-            f"template struct ember::kernels::{fam}::Kernels<float>;",
-            f"template struct ember::kernels::{fam}::Kernels<double>;"]
+            f"template struct ember::kernels::{fam}::Kernels<{t}>;" for t in types]
         assert fam not in kernels["kernels_float32.cpp"]
     assert "template struct matmul::Kernels<float>;" in kernels["kernels_float32.cpp"]
 

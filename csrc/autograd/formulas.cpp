@@ -72,6 +72,7 @@ Tensor masked_grad(const Tensor& grad, const Tensor& mask) {
   return where_self(mask, grad, scalar(0.0, grad));
 }
 Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+Tensor mH(const Tensor& t) { return conj(mT(t)); }
 
 // ---- broadcasting and reductions ----
 
@@ -640,37 +641,39 @@ bool column_major(const Tensor& t) {
 // The gradients of mat1 @ mat2, each laid out as its input is: for a column-major input
 // the product is computed transposed (BLAS reads either layout at no cost), so W.t()'s
 // gradient arrives as a row-major W.grad instead of needing a copy.
+// The products' gradients carry torch's conjugates (grad_a = grad @ b^H, grad_b =
+// a^H @ grad); conj of a real tensor is the tensor itself.
 Tensor mm_mat1_grad(const Tensor& grad, const Tensor& mat1, const Tensor& mat2) {
-  if (column_major(mat1)) return mT(mm(mat2, mT(grad)));
-  return mm(grad, mT(mat2));
+  if (column_major(mat1)) return mT(mm(conj(mat2), mT(grad)));
+  return mm(grad, mH(mat2));
 }
 
 Tensor mm_mat2_grad(const Tensor& grad, const Tensor& mat1, const Tensor& mat2) {
-  if (column_major(mat2)) return mT(mm(mT(grad), mat1));
-  return mm(mT(mat1), grad);
+  if (column_major(mat2)) return mT(mm(mT(grad), conj(mat1)));
+  return mm(mH(mat1), grad);
 }
 
 Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which) {
   if (which >= 2) {  // inner(): contraction over the last dims
-    if (self.dim() == 0 || other.dim() == 0) return which == 2 ? grad * other : grad * self;
+    if (self.dim() == 0 || other.dim() == 0) return which == 2 ? grad * conj(other) : grad * conj(self);
     const int64_t k = self.sizes()[self.dim() - 1];
     Tensor a = reshape(self, IntList{-1, k}), b = reshape(other, IntList{-1, k});
     Tensor g = reshape(grad, IntList{a.sizes()[0], b.sizes()[0]});
-    return which == 2 ? reshape(mm(g, b), self.sizes()) : reshape(mm(mT(g), a), other.sizes());
+    return which == 2 ? reshape(mm(g, conj(b)), self.sizes()) : reshape(mm(mT(g), conj(a)), other.sizes());
   }
   const int64_t da = self.dim(), db = other.dim();
-  if (da == 1 && db == 1) return which == 0 ? grad * other : grad * self;
+  if (da == 1 && db == 1) return which == 0 ? grad * conj(other) : grad * conj(self);
   if (da == 1 && db == 2) {  // the product is mm of a (1, k) row, as the forward computes it
     const Tensor row = unsqueeze(self, 0), g = unsqueeze(grad, 0);
     return which == 0 ? squeeze_dim(mm_mat1_grad(g, row, other), 0) : mm_mat2_grad(g, row, other);
   }
   if (da == 1) {
-    if (which == 0) return squeeze_dim(matmul(unsqueeze(grad, -2), mT(other)), -2);
-    return matmul(unsqueeze(self, -1), unsqueeze(grad, -2));
+    if (which == 0) return squeeze_dim(matmul(unsqueeze(grad, -2), mH(other)), -2);
+    return matmul(unsqueeze(conj(self), -1), unsqueeze(grad, -2));
   }
   if (db == 1) {
-    if (which == 0) return matmul(unsqueeze(grad, -1), unsqueeze(other, -2));
-    return squeeze_dim(matmul(mT(self), unsqueeze(grad, -1)), -1);
+    if (which == 0) return matmul(unsqueeze(grad, -1), unsqueeze(conj(other), -2));
+    return squeeze_dim(matmul(mH(self), unsqueeze(grad, -1)), -1);
   }
   if (da == 2 && db == 2) return which == 0 ? mm_mat1_grad(grad, self, other) : mm_mat2_grad(grad, self, other);
   if (which == 1 && db == 2) {
@@ -681,7 +684,7 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
     for (int64_t d = 0; d < da - 1; ++d) rows *= self.sizes()[d];
     return mm_mat2_grad(reshape(grad, IntList{rows, m}), reshape(self, IntList{rows, k}), other);
   }
-  return which == 0 ? matmul(grad, mT(other)) : matmul(mT(self), grad);
+  return which == 0 ? matmul(grad, mH(other)) : matmul(mH(self), grad);
 }
 
 Tensor kron_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which) {
@@ -701,9 +704,9 @@ Tensor kron_backward(const Tensor& grad, const Tensor& self, const Tensor& other
   }
   Tensor g = reshape(grad, IntList(g_shape));
   if (which == 0)
-    return reshape(sum_dim_IntList(g * reshape(other, IntList(b_shape)), IntList(b_dims), false, std::nullopt),
+    return reshape(sum_dim_IntList(g * conj(reshape(other, IntList(b_shape))), IntList(b_dims), false, std::nullopt),
                    self.sizes());
-  return reshape(sum_dim_IntList(g * reshape(self, IntList(a_shape)), IntList(a_dims), false, std::nullopt),
+  return reshape(sum_dim_IntList(g * conj(reshape(self, IntList(a_shape))), IntList(a_dims), false, std::nullopt),
                  other.sizes());
 }
 
@@ -721,21 +724,31 @@ bool vector_rhs(const Tensor& A, const Tensor& B) {
 }  // namespace
 
 Tensor solve_backward_B(const Tensor& grad, const Tensor& A, const Tensor& B, bool left) {
-  return linalg_solve(mT(A), grad, left);
+  return linalg_solve(mH(A), grad, left);
 }
 
 Tensor solve_backward_A(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X, bool left) {
   Tensor gB = solve_backward_B(grad, A, B, left);
-  if (left && vector_rhs(A, B)) return -(unsqueeze(gB, -1) * unsqueeze(X, -2));
-  return left ? -matmul(gB, mT(X)) : -matmul(mT(X), gB);
+  if (left && vector_rhs(A, B)) return -(unsqueeze(gB, -1) * unsqueeze(conj(X), -2));
+  return left ? -matmul(gB, mH(X)) : -matmul(mH(X), gB);
 }
 
 Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det) {
-  return unsqueeze(unsqueeze(grad * det, -1), -1) * mT(linalg_inv(A));
+  return unsqueeze(unsqueeze(grad * conj(det), -1), -1) * mH(linalg_inv(A));
 }
 
-Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A) {
-  return unsqueeze(unsqueeze(grad_logabsdet, -1), -1) * mT(linalg_inv(A));
+// log det = log|det| + i arg(det) is holomorphic with derivative A^-T, so
+// gA = g A^-H with g = glogabs + i Im(conj(sign) gsign); a real sign is piecewise constant.
+Tensor slogdet_backward(const Tensor& gsign, const Tensor& glogabs, const Tensor& A) {
+  const bool phase = is_complex(A.dtype()) && gsign.defined();
+  if (!glogabs.defined() && !phase) return zeros_of(A.sizes(), A.dtype());
+  Tensor g = glogabs;
+  if (phase) {
+    Tensor sign = linalg_slogdet(A)[0];
+    Tensor p = imag(conj(sign) * gsign) * Scalar(std::complex<double>(0, 1));
+    g = g.defined() ? g + p : p;
+  }
+  return unsqueeze(unsqueeze(g, -1), -1) * mH(linalg_inv(A));
 }
 
 Tensor cholesky_backward(const Tensor& grad, const Tensor& L_, bool upper) {
@@ -758,14 +771,46 @@ Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const 
     const int64_t n = L.sizes()[L.dim() - 1];
     Tensor eye = ops::eye_m(n, n, ScalarType::Bool);
     E = masked_fill_Scalar(E, eye, Scalar(1.0));
-    inner = masked_fill_Scalar(matmul(mT(V), gV) / E, eye, Scalar(0.0));
+    // V^H gV projected onto the skew-Hermitian matrices (torch's: the tangent space of
+    // the unitary group, which keeps V's columns orthonormal)
+    Tensor X = matmul(mH(V), gV);
+    inner = masked_fill_Scalar((X - mH(X)) * 0.5 / E, eye, Scalar(0.0));
+  }
+  if (gL.defined()) {
+    Tensor d = diag_embed(gL, 0, -2, -1);  // real: a complex V's products want it complex
+    if (is_complex(V.dtype())) d = complex(d, zeros_like(d, std::nullopt, std::nullopt));
+    inner = inner.defined() ? inner + d : d;
+  }
+  if (!inner.defined()) return zeros_of(A.sizes(), A.dtype());
+  return matmul(matmul(V, inner), mH(V));
+}
+
+// The eigenvectors of unit norm are fixed up to a phase each, so only the imaginary part
+// of diag(V^H gV) is free of it (torch's gauge; a loss that depends on the phase has no
+// gradient):
+//   gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / conj(L_j - L_i)) V^H,
+// the off-diagonal division only; the real part for a real A.
+Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& A) {
+  std::vector<Tensor> lv = linalg_eig(A);
+  const Tensor& L = lv[0];
+  const Tensor& V = lv[1];
+  const Tensor Vh = mH(V);
+  const int64_t n = L.sizes()[L.dim() - 1];
+  Tensor inner;
+  if (gV.defined()) {
+    Tensor eye = ops::eye_m(n, n, ScalarType::Bool);
+    Tensor VhgV = matmul(Vh, gV);
+    inner = VhgV - matmul(Vh, V) * unsqueeze(real(diagonal(VhgV, 0, -2, -1)), -2);
+    Tensor Lc = conj(L);
+    inner = inner / masked_fill_Scalar(unsqueeze(Lc, -2) - unsqueeze(Lc, -1), eye, Scalar(1.0));
   }
   if (gL.defined()) {
     Tensor d = diag_embed(gL, 0, -2, -1);
     inner = inner.defined() ? inner + d : d;
   }
   if (!inner.defined()) return zeros_of(A.sizes(), A.dtype());
-  return matmul(matmul(V, inner), mT(V));
+  Tensor gA = linalg_solve(Vh, matmul(inner, Vh), true);
+  return is_complex(A.dtype()) ? gA : real(gA);
 }
 
 Tensor svdvals_backward(const Tensor& gS, const Tensor& A) {

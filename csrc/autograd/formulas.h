@@ -30,6 +30,7 @@ Tensor zeros_of(IntList sizes, ScalarType dtype);
 Tensor zero_grad_like(const Tensor& grad);
 Tensor masked_grad(const Tensor& grad, const Tensor& mask);  // grad where mask, else 0
 Tensor mT(const Tensor& t);
+Tensor mH(const Tensor& t);  // the conjugate transpose (mT for real tensors)
 
 // Broadcasting and reductions
 Tensor sum_to(const Tensor& grad, IntList shape);  // the inverse of broadcasting
@@ -123,8 +124,11 @@ int64_t cross_dim(IntList sizes, std::optional<int64_t> dim);
 Tensor solve_backward_A(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X, bool left);
 Tensor solve_backward_B(const Tensor& grad, const Tensor& A, const Tensor& B, bool left);
 Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det);
-Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A);
+// gsign, glogabs: the outputs' gradients (either undefined).
+Tensor slogdet_backward(const Tensor& gsign, const Tensor& glogabs, const Tensor& A);
 Tensor cholesky_backward(const Tensor& grad, const Tensor& L, bool upper);
+// linalg.eig's (gL, gV: gradients of the eigenvalues and eigenvectors, either undefined).
+Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& A);
 Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const std::string& UPLO);
 Tensor svdvals_backward(const Tensor& gS, const Tensor& A);
 Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& A);

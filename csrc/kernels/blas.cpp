@@ -29,9 +29,8 @@ class Loader {
   template <class T>
   void routines(Routines<T>& r, char t) {
     const std::string s(1, t);
+    const bool cx = kIsComplex<T>;
     get(r.gemm, ("cblas_" + s + "gemm").c_str());
-    get(r.gemv, ("cblas_" + s + "gemv").c_str());
-    get(r.dot, ("cblas_" + s + "dot").c_str());
     get(r.trsm, ("cblas_" + s + "trsm").c_str());
     Lapack<T>& l = r.lapack;
     get(l.getrf, ("LAPACKE_" + s + "getrf").c_str());
@@ -39,11 +38,12 @@ class Loader {
     get(l.getrs, ("LAPACKE_" + s + "getrs").c_str());
     get(l.potrf, ("LAPACKE_" + s + "potrf").c_str());
     get(l.geqrf, ("LAPACKE_" + s + "geqrf").c_str());
-    get(l.orgqr, ("LAPACKE_" + s + "orgqr").c_str());
+    get(l.orgqr, ("LAPACKE_" + s + (cx ? "ungqr" : "orgqr")).c_str());
     get(l.gesdd, ("LAPACKE_" + s + "gesdd").c_str());
-    get(l.syevd, ("LAPACKE_" + s + "syevd").c_str());
+    get(l.syevd, ("LAPACKE_" + s + (cx ? "heevd" : "syevd")).c_str());
     get(l.gelsd, ("LAPACKE_" + s + "gelsd").c_str());
-    get(l.ormqr, ("LAPACKE_" + s + "ormqr").c_str());
+    get(l.geev, ("LAPACKE_" + s + "geev").c_str());
+    get(l.ormqr, ("LAPACKE_" + s + (cx ? "unmqr" : "ormqr")).c_str());
     get(l.sytrf, ("LAPACKE_" + s + "sytrf").c_str());
     get(l.sytrs, ("LAPACKE_" + s + "sytrs").c_str());
   }
@@ -72,6 +72,8 @@ const Library* load(const std::string& path) {
     Loader loader(handle, path);
     loader.routines(lib->f32, 's');
     loader.routines(lib->f64, 'd');
+    loader.routines(lib->c64, 'c');
+    loader.routines(lib->c128, 'z');
     loader.get(lib->set_num_threads, "openblas_set_num_threads");
   } catch (...) {
     delete lib;

@@ -71,8 +71,8 @@ void Kernels<T>::gemm(const matmul::Gemm& g, int ta, int64_t lda, int tb, int64_
         pc += lo;
         n = hi - lo;
       }
-      r.gemm(blas::kRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(g.k), alpha, pa, blas_int(lda), pb,
-             blas_int(ldb), beta, pc, blas_int(g.c_rs));
+      r.gemm(blas::kRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(g.k), blas::factor(alpha), pa,
+             blas_int(lda), pb, blas_int(ldb), blas::factor(beta), pc, blas_int(g.c_rs));
     }
   });
 }
@@ -99,17 +99,23 @@ void Kernels<T>::solve_from_lu(const T* lu, int64_t count, int64_t n, const blas
 }
 
 template <class T>
-void Kernels<T>::determinants(const T* lu, int64_t count, int64_t n, const blas_int* pivots, T* sign, T* logabs,
-                              T* det) {
+void Kernels<T>::determinants(const T* lu, int64_t count, int64_t n, const blas_int* pivots, T* sign,
+                              Real<T>* logabs, T* det) {
   for (int64_t e = 0; e < count; ++e) {
-    T sg = 1, log_sum = 0, prod = 1;
+    T sg = 1, prod = 1;
+    Real<T> log_sum = 0;
     const T* m = lu + e * n * n;
     for (int64_t i = 0; i < n; ++i) {
       const T d = m[i * n + i];
+      const Real<T> mag = std::abs(d);
       if (pivots[e * n + i] != blas_int(i + 1)) sg = -sg;
-      if (d < 0) sg = -sg;
-      if (d == 0) sg = 0;
-      log_sum += std::log(std::abs(d));
+      if constexpr (blas::kIsComplex<T>) {
+        sg = mag == 0 ? T(0) : sg * (d / mag);  // the phase
+      } else {
+        if (d < 0) sg = -sg;
+        if (d == 0) sg = 0;
+      }
+      log_sum += std::log(mag);
       prod *= d;
     }
     for (int64_t i = 0; i < n; ++i)
@@ -151,7 +157,7 @@ void Kernels<T>::qr(T* w, int64_t count, int64_t m, int64_t n, int64_t wcols, T*
 }
 
 template <class T>
-std::vector<blas_int> Kernels<T>::svd(T* a, int64_t count, int64_t m, int64_t n, char jobz, T* s, T* u, T* vt,
+std::vector<blas_int> Kernels<T>::svd(T* a, int64_t count, int64_t m, int64_t n, char jobz, Real<T>* s, T* u, T* vt,
                                       int64_t ucols, int64_t vrows) {
   const int64_t k = std::min(m, n);
   std::vector<blas_int> status(size_t(count), 0);
@@ -163,7 +169,7 @@ std::vector<blas_int> Kernels<T>::svd(T* a, int64_t count, int64_t m, int64_t n,
 }
 
 template <class T>
-std::vector<blas_int> Kernels<T>::eigh(T* a, int64_t count, int64_t n, bool vectors, char uplo, T* w) {
+std::vector<blas_int> Kernels<T>::eigh(T* a, int64_t count, int64_t n, bool vectors, char uplo, Real<T>* w) {
   std::vector<blas_int> status(size_t(count), 0);
   for (int64_t e = 0; e < count; ++e)
     status[e] = lapack<T>().syevd(blas::kLapackColMajor, vectors ? 'V' : 'N', uplo, blas_int(n), a + e * n * n, ld(n),
@@ -171,6 +177,44 @@ std::vector<blas_int> Kernels<T>::eigh(T* a, int64_t count, int64_t n, bool vect
   return status;
 }
 
+template <class T>
+std::vector<blas_int> Kernels<T>::eig(T* a, int64_t count, int64_t n, std::complex<Real<T>>* w,
+                                      std::complex<Real<T>>* v) {
+  std::vector<blas_int> status(size_t(count), 0);
+  const char jobvr = v ? 'V' : 'N';
+  for (int64_t e = 0; e < count; ++e) {
+    T* ae = a + e * n * n;
+    std::complex<Real<T>>* we = w + e * n;
+    std::complex<Real<T>>* ve = v ? v + e * n * n : nullptr;
+    if constexpr (blas::kIsComplex<T>) {
+      status[e] = lapack<T>().geev(blas::kLapackColMajor, 'N', jobvr, blas_int(n), ae, ld(n), we, nullptr, 1, ve, ld(n));
+    } else {
+      std::vector<T> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n)), vr(v ? static_cast<size_t>(n * n) : 0);
+      status[e] = lapack<T>().geev(blas::kLapackColMajor, 'N', jobvr, blas_int(n), ae, ld(n), wr.data(), wi.data(),
+                                   nullptr, 1, v ? vr.data() : nullptr, ld(n));
+      if (status[e] != 0) continue;
+      for (int64_t j = 0; j < n; ++j) we[j] = {wr[j], wi[j]};
+      if (!v) continue;
+      // a complex pair j, j + 1 stores its vector's real part in column j and its
+      // imaginary part in column j + 1; the second eigenvector is the first's conjugate
+      for (int64_t j = 0; j < n; ++j) {
+        const T* re = vr.data() + j * n;
+        if (wi[j] == 0 || j + 1 == n) {
+          for (int64_t i = 0; i < n; ++i) ve[j * n + i] = re[i];
+          continue;
+        }
+        const T* im = re + n;
+        for (int64_t i = 0; i < n; ++i) {
+          ve[j * n + i] = {re[i], im[i]};
+          ve[(j + 1) * n + i] = {re[i], -im[i]};
+        }
+        ++j;
+      }
+    }
+  }
+  return status;
+}
+
 }  // namespace ember::kernels::linalg
 
-#include "kernel_instances_linalg.h"  // generated: Kernels<float>, Kernels<double>
+#include "kernel_instances_linalg.h"  // generated: Kernels<float>, <double>, <std::complex<...>>

@@ -2,7 +2,8 @@
 // gemm, threaded by ember (Note [ember threads BLAS], linalg.cpp), and LAPACK over batches
 // of column-major matrices. The op layer checks shapes and dtypes, lays the operands out
 // and turns a matrix's failure (the `info` these return per matrix, > 0) into torch's
-// LinAlgError. T = float or double; instances generated (kernel_instances_linalg.h).
+// LinAlgError. T = float, double or std::complex of either (the c and z routines); instances
+// generated (kernel_instances_linalg.h).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -12,6 +13,7 @@
 namespace ember::kernels::linalg {
 
 using blas::blas_int;
+using blas::Real;
 
 // How BLAS sees a rows x cols matrix with these element strides: row-major as is
 // (NoTrans) or as the transpose of a row-major matrix (Trans); nullopt-like `ok = false`
@@ -39,8 +41,10 @@ struct Kernels {
   static void inverse_from_lu(T* lu, int64_t count, int64_t n, const blas_int* pivots);
   // x (n x nrhs each, column-major) overwritten by the solution of A x = b from A's LU (getrs).
   static void solve_from_lu(const T* lu, int64_t count, int64_t n, const blas_int* pivots, T* x, int64_t nrhs);
-  // sign, log|det| and det of each matrix from its LU; any of the three may be null.
-  static void determinants(const T* lu, int64_t count, int64_t n, const blas_int* pivots, T* sign, T* logabs, T* det);
+  // sign (complex: det / |det|), log|det| and det of each matrix from its LU; any of the
+  // three may be null.
+  static void determinants(const T* lu, int64_t count, int64_t n, const blas_int* pivots, T* sign, Real<T>* logabs,
+                           T* det);
   // The Cholesky factor in place (potrf), the other triangle zeroed.
   static std::vector<blas_int> cholesky(T* a, int64_t count, int64_t n, bool upper);
   // QR of each m x n matrix held in the first n columns of w (m x wcols, column-major):
@@ -49,11 +53,17 @@ struct Kernels {
   static void qr(T* w, int64_t count, int64_t m, int64_t n, int64_t wcols, T* r, int64_t rrows, T* q, int64_t qcols);
   // The SVD of each m x n matrix of a (destroyed; gesdd): s (min(m, n) each); with
   // jobz 'A' or 'S' also u (m x ucols, column-major) and vt (vrows x n).
-  static std::vector<blas_int> svd(T* a, int64_t count, int64_t m, int64_t n, char jobz, T* s, T* u, T* vt,
+  static std::vector<blas_int> svd(T* a, int64_t count, int64_t m, int64_t n, char jobz, Real<T>* s, T* u, T* vt,
                                    int64_t ucols, int64_t vrows);
-  // Eigenvalues (ascending, n each, into w) of the symmetric n x n matrices of a, using
-  // its `uplo` triangle; with vectors, a is overwritten by the eigenvectors (syevd).
-  static std::vector<blas_int> eigh(T* a, int64_t count, int64_t n, bool vectors, char uplo, T* w);
+  // Eigenvalues (ascending, n each, into w) of the symmetric (Hermitian) n x n matrices of
+  // a, using its `uplo` triangle; with vectors, a is overwritten by the eigenvectors
+  // (syevd, heevd).
+  static std::vector<blas_int> eigh(T* a, int64_t count, int64_t n, bool vectors, char uplo, Real<T>* w);
+  // Eigenvalues (n each, into w) of the general n x n matrices of a (destroyed; geev),
+  // and unless v is null the right eigenvectors (columns of unit norm, column-major
+  // n x n each): a real matrix's complex pairs come out as conjugate pairs.
+  static std::vector<blas_int> eig(T* a, int64_t count, int64_t n, std::complex<Real<T>>* w,
+                                   std::complex<Real<T>>* v);
 };
 
 }  // namespace ember::kernels::linalg

@@ -34,7 +34,9 @@ void for_each_entry(int64_t count, int64_t work, F&& fn) {
 // out all NaN (pivots the identity, info 0), so a NaN input gives NaN results, as torch's.
 template <class T>
 void nan_fill(T* p, int64_t n) {
-  std::fill(p, p + n, std::numeric_limits<T>::quiet_NaN());
+  const auto nan = std::numeric_limits<blas::Real<T>>::quiet_NaN();
+  if constexpr (blas::kIsComplex<T>) std::fill(p, p + n, T(nan, nan));
+  else std::fill(p, p + n, nan);
 }
 
 void identity_pivots(blas_int* p, int64_t n) {
@@ -75,10 +77,11 @@ void Kernels<T>::triangular_solve(const T* a, int64_t count, T* b, int64_t m, in
                                   bool transpose, bool unit) {
   const int64_t n = left ? m : nrhs;  // A is n x n
   const auto trsm = blas::routines<T>().trsm;
+  const T one(1);
   for_each_entry(count, n * m * nrhs, [&](int64_t e) {
     trsm(blas::kColMajor, left ? blas::kLeft : blas::kRight, upper ? blas::kUpper : blas::kLower,
          transpose ? blas::kTrans : blas::kNoTrans, unit ? blas::kUnit : blas::kNonUnit, blas_int(m), blas_int(nrhs),
-         T(1), a + e * n * n, ld(n), b + e * m * nrhs, ld(m));
+         blas::factor(one), a + e * n * n, ld(n), b + e * m * nrhs, ld(m));
   });
 }
 
@@ -108,7 +111,8 @@ void Kernels<T>::ormqr(const T* a, int64_t count, int64_t rows, int64_t k, const
                        bool left, bool transpose) {
   const auto& lp = lapack<T>();
   for_each_entry(count, m * n * k, [&](int64_t e) {
-    if (lp.ormqr(blas::kLapackColMajor, left ? 'L' : 'R', transpose ? 'T' : 'N', blas_int(m), blas_int(n),
+    // complex: unmqr, whose transpose is the conjugate one
+    if (lp.ormqr(blas::kLapackColMajor, left ? 'L' : 'R', transpose ? (blas::kIsComplex<T> ? 'C' : 'T') : 'N', blas_int(m), blas_int(n),
                  blas_int(k), a + e * rows * k, ld(rows), tau + e * k, c + e * m * n, ld(m)) < 0)
       nan_fill(c + e * m * n, m * n);  // See Note [LAPACKE refuses NaN]
   });
@@ -144,4 +148,4 @@ void Kernels<T>::ldl_solve(const T* ld_, int64_t count, int64_t n, const blas_in
 
 }  // namespace ember::kernels::linalg_factor
 
-#include "kernel_instances_linalg_factor.h"  // generated: Kernels<float>, Kernels<double>
+#include "kernel_instances_linalg_factor.h"  // generated: Kernels<float>, <double>, <std::complex<...>>

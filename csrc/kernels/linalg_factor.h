@@ -1,9 +1,9 @@
 // Kernel family linalg_factor (ops/linalg_factor.cpp): LAPACK's factorizations and the
 // solvers that use them, over batches of column-major matrices laid one after another
 // (entry e of a batch of r x c matrices at p + e * r * c). The op layer checks shapes,
-// broadcasts and copies; a matrix's failure comes back as its LAPACK info. T = float or
-// double (instances generated: kernel_instances_linalg_factor.h); a complex T is one
-// more branch in each routine's table in the .cpp (LAPACK's c/z names).
+// broadcasts and copies; a matrix's failure comes back as its LAPACK info. T = float,
+// double or std::complex of either (instances generated: kernel_instances_linalg_factor.h;
+// blas.h's Routines<T> holds LAPACK's c/z names).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -17,7 +17,7 @@ template <class T>
 struct Kernels {
   // LU with partial pivoting of each m x n matrix in place (getrf): min(m, n) pivots each.
   static std::vector<blas_int> lu(T* a, int64_t count, int64_t m, int64_t n, blas_int* pivots);
-  // x (n x nrhs each) overwritten by the solution of op(A) x = b, op 'N' or 'T', from
+  // x (n x nrhs each) overwritten by the solution of op(A) x = b, op 'N', 'T' or 'C' (complex), from
   // A's LU (getrs).
   static void lu_solve(const T* lu, int64_t count, int64_t n, const blas_int* pivots, T* x, int64_t nrhs, char trans);
   // b (m x nrhs each) overwritten by the solution of op(A) X = B (left) or X op(A) = B

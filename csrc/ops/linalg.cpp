@@ -17,6 +17,7 @@
 #include "ops/elementwise.h"
 #include "ops/internal.h"
 #include "ops/pinned_work.h"
+#include "ops/visit_lapack.h"
 #include "ops/geometry.h"
 #include "ops_decl.h"
 
@@ -89,7 +90,12 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
   check_bounds(out);
   const ScalarType dt = out.dtype();
   const bool floating = dt == ScalarType::Float32 || dt == ScalarType::Float64;
-  const bool use_blas = floating && k > 0 && fits_blas_int(m) && fits_blas_int(n) && fits_blas_int(k) &&
+  if (is_complex(dt) && k == 0) {  // no product: beta * out (never read when beta is 0)
+    if (!beta.to_bool()) zero_(out);
+    else copy_(out, mul_Tensor(out, scalar_tensor(beta, dt)), false);
+    return;
+  }
+  const bool use_blas = (floating || is_complex(dt)) && k > 0 && fits_blas_int(m) && fits_blas_int(n) && fits_blas_int(k) &&
                         out.strides()[nd - 1] == 1 && fits_blas_int(out.strides()[nd - 2]);
   kernels::linalg::BlasMat la{}, lb{};
   if (use_blas) {
@@ -120,6 +126,13 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
   g.c_off = batch_offsets(out, batch);
   out.storage()->bump_version();
   PinnedWork work({&a, &b, &out}, saturating_work(g.batch() * m, n, k));
+  if (use_blas && is_complex(dt)) {
+    visit_complex(dt, [&](auto zero) {
+      using C = std::complex<decltype(zero)>;
+      kernels::linalg::Kernels<C>::gemm(g, la.trans, la.ld, lb.trans, lb.ld, C(alpha.to_complex()), C(beta.to_complex()));
+    });
+    return;
+  }
   if (use_blas) {
     visit_float(dt, [&](auto zero) {
       using T = decltype(zero);
@@ -127,6 +140,7 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
     });
     return;
   }
+  // complex products BLAS cannot take (a dimension past 32 bits) stop in visit_dtype
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     kernels::matmul::Kernels<T>::gemm(g, alpha, beta);
@@ -144,7 +158,7 @@ Tensor as_row(const Tensor& v) {
 // out = beta * self (broadcast to out's shape) before a gemm with that beta; returns
 // false when beta is 0 (self is then ignored, as in torch: its NaNs do not propagate).
 bool load_self(const Tensor& out, const Tensor& self, const Scalar& beta) {
-  if (beta.to_double() == 0 || out.numel() == 0) return false;
+  if (!beta.to_bool() || out.numel() == 0) return false;
   if (!self.is_same(out)) copy_(out, expand(self, out.sizes(), false), false);
   return true;
 }
@@ -304,8 +318,12 @@ Tensor dot(const Tensor& self, const Tensor& tensor, const Out& out) {
   return d.done();
 }
 
-// real dtypes only
-Tensor vdot(const Tensor& self, const Tensor& other, const Out& out) { return dot(self, other, out); }
+Tensor vdot(const Tensor& self, const Tensor& other, const Out& out) {
+  // torch checks the shapes before conjugating
+  if (!is_complex(self.dtype()) || self.dim() != 1 || other.dim() != 1 || self.numel() != other.numel())
+    return dot(self, other, out);
+  return dot(conj(self), other, out);
+}
 
 namespace {
 
@@ -555,14 +573,15 @@ Tensor cross(const Tensor& self, const Tensor& other, std::optional<int64_t> dim
 
 namespace {
 
-// Checks the input of a linalg function: at least 2-D, float32/float64, square if asked.
+// Checks the input of a linalg function: at least 2-D, float32/float64 or complex64/128,
+// square if asked.
 void check_linalg(const Tensor& a, const char* fn, bool square, const char* name = "A") {
   EMBER_CHECK(a.dim() >= 2, Runtime, fn, ": The input tensor ", name, " must have at least 2 dimensions.");
   const ScalarType dt = a.dtype();
   EMBER_CHECK(dt != ScalarType::Float16 && dt != ScalarType::BFloat16, Runtime, fn,
               ": Low precision dtypes not supported. Got ", type_name(dt));
-  EMBER_CHECK(is_floating(dt), Runtime, fn, ": Expected a floating point or complex tensor as input. Got ",
-              type_name(dt));
+  EMBER_CHECK(is_floating(dt) || is_complex(dt), Runtime, fn,
+              ": Expected a floating point or complex tensor as input. Got ", type_name(dt));
   if (square)
     EMBER_CHECK(a.sizes()[a.dim() - 1] == a.sizes()[a.dim() - 2], Runtime, fn, ": ", name,
                 " must be batches of square matrices, but they are ", a.sizes()[a.dim() - 2], " by ",
@@ -607,6 +626,10 @@ T* data(const Tensor& t) {
   return reinterpret_cast<T*>(t.data());
 }
 
+// The real dtype of a LAPACK result that is real for complex matrices too (singular
+// values, Hermitian eigenvalues, log|det|).
+ScalarType real_dtype(ScalarType dt) { return is_complex(dt) ? to_real(dt) : dt; }
+
 void check_lapack_size(const Tensor& t, const char* fn) {
   for (int64_t s : t.sizes()) EMBER_CHECK(fits_blas_int(s), Runtime, fn, ": matrix too large for 32-bit LAPACK");
 }
@@ -628,7 +651,7 @@ Tensor linalg_inv(const Tensor& A) {
   check_lapack_size(A, "linalg.inv");
   Tensor inv = column_major(A);
   if (inv.numel() == 0) return inv;
-  visit_float(A.dtype(), [&](auto zero) {
+  visit_lapack(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<blas_int> piv;
     std::vector<blas_int> status = lu_batched<T>(inv, piv);
@@ -669,7 +692,7 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
   Tensor x = column_major(expand(b, sb, false));
   check_lapack_size(x, "linalg.solve");
   if (x.numel() > 0 && n > 0) {
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       std::vector<blas_int> piv;
       std::vector<blas_int> status = lu_batched<T>(a, piv);
@@ -692,12 +715,13 @@ void determinants(const Tensor& A, const Tensor& sign, const Tensor& logabs, con
   check_lapack_size(A, "linalg.det");
   Tensor lu = column_major(A);
   const int64_t n = A.sizes()[A.dim() - 1], count = batch_count(A);
-  visit_float(A.dtype(), [&](auto zero) {
+  visit_lapack(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<blas_int> piv;
     if (n > 0 && count > 0) lu_batched<T>(lu, piv);
+    using R = kernels::linalg::Real<T>;
     kernels::linalg::Kernels<T>::determinants(data<T>(lu), count, n, piv.data(), sign.defined() ? data<T>(sign) : nullptr,
-                                              logabs.defined() ? data<T>(logabs) : nullptr,
+                                              logabs.defined() ? data<R>(logabs) : nullptr,
                                               det.defined() ? data<T>(det) : nullptr);
   });
 }
@@ -707,7 +731,7 @@ void determinants(const Tensor& A, const Tensor& sign, const Tensor& logabs, con
 std::vector<Tensor> linalg_slogdet(const Tensor& A) {
   check_linalg(A, "linalg.slogdet", true);
   Tensor sign = empty_tensor(batch_shape(A), A.dtype(), "linalg.slogdet");
-  Tensor logabs = empty_tensor(batch_shape(A), A.dtype(), "linalg.slogdet");
+  Tensor logabs = empty_tensor(batch_shape(A), real_dtype(A.dtype()), "linalg.slogdet");
   determinants(A, sign, logabs, Tensor());
   return {sign, logabs};
 }
@@ -725,7 +749,7 @@ Tensor linalg_cholesky(const Tensor& A, bool upper) {
   Tensor L = column_major(A);
   const int64_t n = A.sizes()[A.dim() - 1], count = batch_count(A);
   if (L.numel() == 0) return L;
-  visit_float(A.dtype(), [&](auto zero) {
+  visit_lapack(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<blas_int> status;
     {
@@ -773,7 +797,7 @@ std::vector<Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
     }
     return {Q, R};
   }
-  visit_float(A.dtype(), [&](auto zero) {
+  visit_lapack(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
     PinnedWork pw({&work, &R, &Q}, saturating_work(count * m, n + qcols, k));
     kernels::linalg::Kernels<T>::qr(data<T>(work), count, m, n, wcols, data<T>(R), R.sizes()[R.dim() - 2],
@@ -796,7 +820,7 @@ std::vector<Tensor> svd_impl(const Tensor& A, char jobz, const char* fn) {
   ushape.insert(ushape.end(), {m, ucols});
   vshape.insert(vshape.end(), {vrows, n});
   sshape.push_back(k);
-  Tensor S = empty_tensor(sshape, A.dtype(), fn);
+  Tensor S = empty_tensor(sshape, real_dtype(A.dtype()), fn);
   Tensor U = jobz == 'N' ? Tensor() : empty_column_major(ushape, A.dtype());
   Tensor Vh = jobz == 'N' ? Tensor() : empty_column_major(vshape, A.dtype());
   if (A.numel() == 0) {  // no singular values; U and Vh are identities' columns
@@ -807,12 +831,12 @@ std::vector<Tensor> svd_impl(const Tensor& A, char jobz, const char* fn) {
     return {U, S, Vh};
   }
   Tensor a = column_major(A);
-  visit_float(A.dtype(), [&](auto zero) {
+  visit_lapack(A.dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<blas_int> status;
     {
       PinnedWork work({&a, &S, &U, &Vh}, saturating_work(count * m, n, k));
-      status = kernels::linalg::Kernels<T>::svd(data<T>(a), count, m, n, jobz, data<T>(S),
+      status = kernels::linalg::Kernels<T>::svd(data<T>(a), count, m, n, jobz, data<kernels::linalg::Real<T>>(S),
                                                 jobz == 'N' ? nullptr : data<T>(U), jobz == 'N' ? nullptr : data<T>(Vh),
                                                 ucols, vrows);
     }
@@ -847,15 +871,16 @@ std::vector<Tensor> eigh_impl(const Tensor& A, const std::string& uplo, bool vec
   const int64_t n = A.sizes()[A.dim() - 1], count = batch_count(A);
   std::vector<int64_t> wshape = batch_shape(A);
   wshape.push_back(n);
-  Tensor w = empty_tensor(wshape, A.dtype(), fn);
+  Tensor w = empty_tensor(wshape, real_dtype(A.dtype()), fn);
   Tensor V = column_major(A);
   if (V.numel() > 0) {
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       std::vector<blas_int> status;
       {
         PinnedWork work({&V, &w}, saturating_work(count, n, n * n));
-        status = kernels::linalg::Kernels<T>::eigh(data<T>(V), count, n, vectors, char(std::toupper(uplo[0])), data<T>(w));
+        status = kernels::linalg::Kernels<T>::eigh(data<T>(V), count, n, vectors, char(std::toupper(uplo[0])),
+                                                   data<kernels::linalg::Real<T>>(w));
       }
       for (int64_t e = 0; e < count; ++e)
         if (status[e] > 0)
@@ -868,6 +893,72 @@ std::vector<Tensor> eigh_impl(const Tensor& A, const std::string& uplo, bool vec
 }
 
 }  // namespace
+
+namespace {
+
+// Whether every element of the n x n matrix at p is finite.
+template <class T>
+bool all_finite(const T* p, int64_t n) {
+  for (int64_t i = 0; i < n * n; ++i) {
+    if constexpr (blas::kIsComplex<T>) {
+      if (!std::isfinite(p[i].real()) || !std::isfinite(p[i].imag())) return false;
+    } else if (!std::isfinite(p[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Eigenvalues (and with vectors, the right eigenvectors) of general square matrices:
+// complex for any input, as torch's. A matrix with a NaN or an infinity is an error with
+// vectors and gives NaN eigenvalues without.
+std::vector<Tensor> eig_impl(const Tensor& A, bool vectors, const char* fn) {
+  const ScalarType dt = A.dtype();
+  EMBER_CHECK(dt != ScalarType::Float16 && dt != ScalarType::BFloat16, NotImplemented,
+              "\"linalg_eig_out_cpu\" not implemented for '", type_name(dt), "'");
+  check_linalg(A, fn, true);
+  check_lapack_size(A, fn);
+  const int64_t n = A.sizes()[A.dim() - 1], count = batch_count(A);
+  const ScalarType ct = is_complex(A.dtype()) ? A.dtype() : to_complex(A.dtype());
+  std::vector<int64_t> wshape = batch_shape(A), vshape = batch_shape(A);
+  wshape.push_back(n);
+  vshape.insert(vshape.end(), {n, n});
+  Tensor w = empty_tensor(wshape, ct, fn);
+  Tensor V = vectors ? empty_column_major(vshape, ct) : Tensor();
+  if (A.numel() == 0) return {w, V};
+  Tensor a = column_major(A);
+  visit_lapack(A.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    using C = std::complex<kernels::linalg::Real<T>>;
+    std::vector<bool> finite(static_cast<size_t>(count));
+    for (int64_t e = 0; e < count; ++e) {
+      T* m = data<T>(a) + e * n * n;
+      finite[e] = all_finite(m, n);
+      EMBER_CHECK(finite[e] || !vectors, Runtime, "torch.linalg.eig: input tensor should not contain infs or NaNs.");
+      if (!finite[e]) std::fill(m, m + n * n, T(0));  // its eigenvalues are NaN below
+    }
+    std::vector<blas_int> status;
+    {
+      PinnedWork work({&a, &w, &V}, saturating_work(count, n, 10 * n * n));
+      status = kernels::linalg::Kernels<T>::eig(data<T>(a), count, n, data<C>(w), vectors ? data<C>(V) : nullptr);
+    }
+    for (int64_t e = 0; e < count; ++e) {
+      if (status[e] > 0)
+        throw LinAlgError(str_cat(fn, ": ", batch_prefix(A, e),
+                                  "The algorithm failed to converge because the input matrix is ill-conditioned or "
+                                  "has too many repeated eigenvalues (error code: ", status[e], ")."));
+      const auto nan = std::numeric_limits<kernels::linalg::Real<T>>::quiet_NaN();
+      if (!finite[e]) std::fill(data<C>(w) + e * n, data<C>(w) + (e + 1) * n, C(nan, nan));
+    }
+  });
+  return {w, V};
+}
+
+}  // namespace
+
+std::vector<Tensor> linalg_eig(const Tensor& A) { return eig_impl(A, true, "linalg.eig"); }
+
+Tensor linalg_eigvals(const Tensor& A) { return eig_impl(A, false, "linalg.eigvals")[0]; }
 
 std::vector<Tensor> linalg_eigh(const Tensor& A, const std::string& UPLO) {
   return eigh_impl(A, UPLO, true, "linalg.eigh");

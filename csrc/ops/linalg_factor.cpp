@@ -14,6 +14,7 @@
 #include "ops/geometry.h"
 #include "ops/internal.h"
 #include "ops/pinned_work.h"
+#include "ops/visit_lapack.h"
 #include "ops_decl.h"
 
 namespace ember::ops {
@@ -44,10 +45,11 @@ std::vector<int64_t> with(std::vector<int64_t> batch, std::initializer_list<int6
 }
 
 // torch's dtype error for LAPACK kernels: NotImplementedError "lu_cpu" not implemented for 'Long'.
-void check_float(const Tensor& t, const char* kernel) {
+void check_float(const Tensor& t, const char* kernel, bool complex = false) {
   const ScalarType dt = t.dtype();
-  EMBER_CHECK(dt == ScalarType::Float32 || dt == ScalarType::Float64, NotImplemented, "\"", kernel,
-              "\" not implemented for '", type_name(dt), "'");
+  EMBER_CHECK(dt == ScalarType::Float32 || dt == ScalarType::Float64 ||
+                  (complex && (dt == ScalarType::ComplexFloat || dt == ScalarType::ComplexDouble)),
+              NotImplemented, "\"", kernel, "\" not implemented for '", type_name(dt), "'");
 }
 
 void check_matrix(const Tensor& t, const char* fn, const char* name) {
@@ -140,7 +142,7 @@ void check_pivots(const Tensor& piv, int64_t n, bool signed_blocks, const char* 
 std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
   EMBER_CHECK(A.dim() >= 2, Runtime, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: ",
               sizes_str(A.sizes()), " instead");
-  check_float(A, "lu_cpu");
+  check_float(A, "lu_cpu", true);
   EMBER_CHECK(pivot, Runtime, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
   check_lapack_size(A, "linalg.lu_factor");
   const int64_t m = rows(A), n = cols(A), k = std::min(m, n);
@@ -150,7 +152,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
   Tensor pivots = empty_tensor(with(batch, {k}), ScalarType::Int32, "linalg.lu_factor");
   std::vector<blas_int> status;
   if (count > 0 && k > 0) {
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&LU, &pivots}, saturating_work(count, m * n, k));
       status = Factor<T>::lu(data<T>(LU), count, m, n, data<int32_t>(pivots));
@@ -175,7 +177,7 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
   check_matrix(B, fn, "B");
   check_square(LU, "torch.linalg.lu_solve");
   check_same_dtype(LU, B, fn, "LU", "B");
-  check_float(LU, "lu_solve_cpu");
+  check_float(LU, "lu_solve_cpu", true);
   const int64_t n = cols(LU);
   EMBER_CHECK(pivots.dtype() == ScalarType::Int32, Runtime,
               "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
@@ -188,8 +190,13 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
               "equation ", left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", rows(B), "x", cols(B), ")");
   check_lapack_size(B, fn);
   // X A = B is A^T X^T = B^T: the same solve on B^T with the transpose flag flipped.
-  const Tensor b = left ? B : transpose(B, -2, -1);
+  // Complex: op is the conjugate transpose ('C'); X A^H = B is conj(A) X^T = B^T, solved
+  // as A conj(X^T) = conj(B^T).
+  const bool complex = is_complex(LU.dtype());
+  const bool conjugated = complex && !left && adjoint;
+  const Tensor b = left ? B : conjugated ? conj(transpose(B, -2, -1)) : transpose(B, -2, -1);
   const bool trans = left ? adjoint : !adjoint;
+  const char op = !trans ? 'N' : complex && left ? 'C' : 'T';
   const std::vector<int64_t> batch = common_batch(LU, b);
   Tensor x = expanded_column_major(b, batch);
   const int64_t nrhs = cols(x), count = numel_of(batch);
@@ -197,12 +204,13 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
     Tensor a = expanded_column_major(LU, batch);
     Tensor piv = int32_copy(pivots, with(batch, {n}));
     check_pivots(piv, n, false, "linalg.lu_solve: pivots must be between 1 and LU.size(-1) inclusive");
-    visit_float(LU.dtype(), [&](auto zero) {
+    visit_lapack(LU.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&x, &a}, saturating_work(count, n * n, nrhs));
-      Factor<T>::lu_solve(data<T>(a), count, n, data<int32_t>(piv), data<T>(x), nrhs, trans ? 'T' : 'N');
+      Factor<T>::lu_solve(data<T>(a), count, n, data<int32_t>(piv), data<T>(x), nrhs, op);
     });
   }
+  if (conjugated) x = conj(x);
   return left ? x : transpose(x, -2, -1);
 }
 
@@ -257,7 +265,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
   check_matrix(A, fn, "A");
   check_matrix(B, fn, "B");
   check_square(A, fn);
-  check_float(A, "triangular_solve_cpu");
+  check_float(A, "triangular_solve_cpu", true);
   check_same_dtype(A, B, fn, "A", "B");
   const int64_t n = cols(A);
   EMBER_CHECK((left ? rows(B) : cols(B)) == n, Runtime, fn, ": Incompatible shapes of A and B for the equation ",
@@ -268,7 +276,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
   const int64_t m = rows(x), nrhs = cols(x), count = numel_of(batch);
   if (count > 0 && m > 0 && nrhs > 0) {
     Tensor a = expanded_column_major(A, batch);
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&x, &a}, saturating_work(count, n * n, left ? nrhs : m));
       Factor<T>::triangular_solve(data<T>(a), count, data<T>(x), m, nrhs, left, upper, false, unitriangular);
@@ -282,7 +290,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
   const char* fn = "linalg.cholesky_ex";
   check_matrix(A, fn, "A");
-  check_float(A, "cholesky_cpu");
+  check_float(A, "cholesky_cpu", true);
   check_square(A, fn);
   check_lapack_size(A, fn);
   const std::vector<int64_t> batch = batch_shape(A);
@@ -290,7 +298,7 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool 
   Tensor L = column_major(A);
   std::vector<blas_int> status;
   if (count > 0 && n > 0) {
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&L}, saturating_work(count, n, n * n / 3));
       status = kernels::linalg::Kernels<T>::cholesky(data<T>(L), count, n, upper);
@@ -311,7 +319,7 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool 
 std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
   const char* fn = "linalg.inv_ex";
   check_matrix(A, fn, "A");
-  check_float(A, "linalg_inv_cpu");
+  check_float(A, "linalg_inv_cpu", true);
   check_square(A, fn);
   check_lapack_size(A, fn);
   const std::vector<int64_t> batch = batch_shape(A);
@@ -319,7 +327,7 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
   Tensor inv = column_major(A);
   std::vector<blas_int> status;
   if (count > 0 && n > 0) {
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       std::vector<blas_int> piv(size_t(count * n));
       PinnedWork work({&inv}, saturating_work(count, n * n, n));
@@ -341,7 +349,7 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
 std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
   const char* fn = "linalg.solve";
   check_matrix(A, fn, "A");
-  check_float(A, "linalg_solve_cpu");
+  check_float(A, "linalg_solve_cpu", true);
   check_square(A, fn);
   check_same_dtype(A, B, fn, "A", "B");
   if (!left) {  // X A = B  <=>  A^T X^T = B^T

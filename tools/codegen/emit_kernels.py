@@ -25,6 +25,9 @@ $instances
 
 
 COMPLEX_FAMILIES = ("copy", "fill", "gather", "index")
+# float families whose Kernels<T> are also instantiated for std::complex of the float
+# types: BLAS and LAPACK have complex routines (kernels/blas.h).
+COMPLEX_FLOAT_FAMILIES = ("linalg", "linalg_factor")
 
 
 def families(model: Model) -> list[str]:
@@ -49,7 +52,9 @@ def emit(model: Model) -> dict[str, str]:
         out[f"kernels_{d.name}.cpp"] = TEMPLATE.substitute(includes=includes, instances=instances)
     for f in families(model):
         if is_float_family(f):
-            instances = "\n".join(f"template struct ember::kernels::{f}::Kernels<{t}>;"
-                                  for t in float_compute_types(model))
+            types = float_compute_types(model)
+            if f in COMPLEX_FLOAT_FAMILIES:
+                types += [d.cpp for d in model.dtypes if d.kind == "complex"]
+            instances = "\n".join(f"template struct ember::kernels::{f}::Kernels<{t}>;" for t in types)
             out[f"kernel_instances_{f}.h"] = FLOAT_FAMILY.substitute(family=f, instances=instances)
     return out
