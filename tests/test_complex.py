@@ -240,7 +240,7 @@ def test_where_masked_fill_addcmul():
 ])
 def test_unsupported_raise(call):
     """What torch refuses (ordering, floor, maximum, argmax, sort) and what ember does not
-    have for complex yet (logcumsumexp, softmax, matmul, ...) raise RuntimeError
+    have for complex yet (logcumsumexp, softmax, ...) raise RuntimeError
     (NotImplementedError included), never a result computed from the real parts."""
     with pytest.raises(RuntimeError):
         call(ember, ember.tensor([1 + 1j, 2]))
