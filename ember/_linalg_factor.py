@@ -168,7 +168,7 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
 
 
 def _cholesky_solve(B, L, upper=False, *, out=None):
-    """torch.cholesky_solve: X with A X = B for A = L L^T (upper: A = U^T U) given its
+    """torch.cholesky_solve: X with A X = B for A = L L^H (upper: A = U^H U) given its
     Cholesky factor; two triangular solves, batch dims broadcast.
 
     >>> ember.cholesky_solve(ember.tensor([[4.], [2.]]), ember.tensor([[2., 0.], [0., 1.]])).flatten().tolist()
@@ -184,15 +184,15 @@ def _cholesky_solve(B, L, upper=False, *, out=None):
     if L.shape[-1] != L.shape[-2] or B.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-2]} by "
                            f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
-    if upper:  # A = U^T U
-        X = _C.linalg_solve_triangular(L, _C.linalg_solve_triangular(L.mT, B, upper=False), upper=True)
-    else:  # A = L L^T
-        X = _C.linalg_solve_triangular(L.mT, _C.linalg_solve_triangular(L, B, upper=False), upper=True)
+    if upper:  # A = U^H U
+        X = _C.linalg_solve_triangular(L, _C.linalg_solve_triangular(L.mH, B, upper=False), upper=True)
+    else:  # A = L L^H
+        X = _C.linalg_solve_triangular(L.mH, _C.linalg_solve_triangular(L, B, upper=False), upper=True)
     return X if out is None else _into(out, X, _out_message("cholesky_solve"))
 
 
 def _cholesky_inverse(L, upper=False, *, out=None):
-    """torch.cholesky_inverse: the inverse of A = L L^T (upper: U^T U) from its Cholesky factor.
+    """torch.cholesky_inverse: the inverse of A = L L^H (upper: U^H U) from its Cholesky factor.
 
     >>> ember.cholesky_inverse(ember.tensor([[2., 0.], [0., 1.]])).tolist()
     [[0.25, 0.0], [0.0, 1.0]]
@@ -202,7 +202,7 @@ def _cholesky_inverse(L, upper=False, *, out=None):
     if L.shape[-1] != L.shape[-2]:
         raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they are {L.shape[-2]} by "
                            f"{L.shape[-1]} matrices")
-    if L.dtype not in (_C.float32, _C.float64):
+    if L.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for '{_type_name(L.dtype)}'")
     eye = _C.eye(L.shape[-1], dtype=L.dtype, device=L.device)
     X = _cholesky_solve(eye.expand(L.shape), L, upper)
@@ -250,7 +250,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 # ---------------------------------------------------------------- Householder, LDL
 def householder_product(A, tau, *, out=None):
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i below the
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i below the
     diagonal of A's column i (unit head): Q from geqrf's (a, tau).
 
     >>> ember.linalg.householder_product(*ember.geqrf(ember.tensor([[3., 0.], [4., 1.]], dtype=ember.float64))).abs().round(decimals=2).tolist()
@@ -276,10 +276,11 @@ def _needs_grad(*tensors):
 
 
 def _apply_reflectors(A, tau, C, left, transpose):
-    """op(Q) C (left) or C op(Q), Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i below the
+    """op(Q) C (left) or C op(Q), Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i below the
     diagonal of A's column i with a unit head: one rank-1 update per reflector, all
     differentiable (the gradients of householder_product and ormqr; LAPACK's blocked
-    kernels compute the values)."""
+    kernels compute the values). transpose: op(Q) = Q^H, whose factors are H_i^H =
+    I - conj(tau_i) v_i v_i^H (the transpose for real matrices)."""
     k = tau.shape[-1]
     rows = A.shape[-2]
     V = _C.tril(A.narrow(-1, 0, k), -1) + _C.eye(rows, k, dtype=A.dtype, device=A.device)
@@ -287,7 +288,9 @@ def _apply_reflectors(A, tau, C, left, transpose):
     for i in order:
         v = V.narrow(-1, i, 1)  # (..., rows, 1)
         t = tau.narrow(-1, i, 1).unsqueeze(-1)  # (..., 1, 1)
-        C = C - t * (v @ (v.mT @ C)) if left else C - t * ((C @ v) @ v.mT)
+        if transpose and t.is_complex():
+            t = _C.conj(t)
+        C = C - t * (v @ (v.mH @ C)) if left else C - t * ((C @ v) @ v.mH)
     return C
 
 

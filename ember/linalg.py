@@ -550,9 +550,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.dtype != B.dtype:
         raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got input's dtype "
                            f"{A.dtype} and other's dtype {B.dtype}")
-    if A.is_complex():
-        raise NotImplementedError(f"{fn}: ember does not support complex inputs yet")
-    if not A.is_floating_point() or A.dtype in (_C.float16, _C.bfloat16):
+    if not (A.is_floating_point() or A.is_complex()) or A.dtype in (_C.float16, _C.bfloat16):
         raise RuntimeError("This function doesn't handle types other than float and double")
     vector = B.dim() == A.dim() - 1
     b = B.unsqueeze(-1) if vector else B
@@ -562,7 +560,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     U, S, Vh = svd(A, full_matrices=False)
     from ._finfo import finfo
 
-    tol = finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    tol = finfo(S.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
     keep = _C.gt(S, _C.mul(_largest(S, False), tol)) if S.shape[-1] else _C.gt(S, 0)
     S_inv = _C.where(keep, _C.reciprocal(S), _C.zeros_like(S))
     # X = V diag(S_inv) U^T b: (..., n, k) * (k,) @ (..., k, m) @ (..., m, nrhs)
@@ -570,10 +568,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rank = keep.to(_C.int64).sum(-1)
     if b.numel() == 0:  # torch skips LAPACK: rank 0
         rank = _C.zeros_like(rank)
-    empty = _C.empty(0, dtype=A.dtype, device=A.device)
+    empty = _C.empty(0, dtype=S.dtype, device=A.device)
     residuals = empty
     if m > n and driver != "gelsy" and bool((rank == n).all()):
-        residuals = (_C.matmul(A, X) - b).pow(2).sum(-2)
+        residuals = (_C.matmul(A, X) - b).abs().pow(2).sum(-2)  # real for complex A too
     solution = X.squeeze(-1) if vector else X
     return _lstsq((solution, residuals, _C.empty(0, dtype=_C.int64, device=A.device) if driver == "gels" else rank,
                    S if driver in ("gelsd", "gelss") else empty))

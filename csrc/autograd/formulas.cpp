@@ -751,14 +751,17 @@ Tensor slogdet_backward(const Tensor& gsign, const Tensor& glogabs, const Tensor
   return unsqueeze(unsqueeze(g, -1), -1) * mH(linalg_inv(A));
 }
 
+// A = L L^H, dL = L Phi(L^-1 dA L^-H) with Phi the lower triangle, its diagonal halved.
+// Its adjoint: gA = L^-H Phi*(L^H gL) L^-1, Phi*(X) = (tril(X) + tril(X, -1)^H) / 2, torch's
+// (for complex it keeps tril(X)'s complex diagonal, halved: the gradient is Hermitian
+// for a real diagonal only, as torch's is).
 Tensor cholesky_backward(const Tensor& grad, const Tensor& L_, bool upper) {
-  Tensor L = upper ? mT(L_) : L_;
-  Tensor gL = upper ? mT(grad) : grad;
-  Tensor P = tril(matmul(mT(L), gL), 0);
-  P = P - diag_embed(diagonal(P, 0, -2, -1) * 0.5, 0, -2, -1);  // halve the diagonal
-  Tensor Linv = linalg_inv(L);
-  Tensor S = matmul(matmul(mT(Linv), P), Linv);
-  return (S + mT(S)) * 0.5;
+  Tensor L = upper ? mH(L_) : L_;
+  Tensor gL = upper ? mH(grad) : grad;
+  Tensor P = tril(matmul(mH(L), gL), 0);  // tril(L^H triu(gL, 1)) is 0: gL's upper part drops out
+  Tensor phi = (P + mH(tril(P, -1))) * 0.5;
+  Tensor X = linalg_solve_triangular(mH(L), phi, true, true, false);  // L^-H phi
+  return linalg_solve_triangular(L, X, false, false, false);          // ... L^-1
 }
 
 Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& A, const std::string& UPLO) {
@@ -818,21 +821,42 @@ Tensor svdvals_backward(const Tensor& gS, const Tensor& A) {
   return matmul(usv[0] * unsqueeze(gS, -2), usv[2]);
 }
 
+// A = U S V^H (the reduced SVD, k = min(m, n) singular values, distinct and nonzero):
+//   gA = U (J S + S K + diag(gS) + i diag(Im diag(U^H gU) / S)) V^H
+//        + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),
+// J = skew(U^H gU) / E, K = skew(V^H gV) / E off the diagonal, E_ij = S_j^2 - S_i^2,
+// skew(X) = X - X^H. Complex singular vectors are fixed up to a common phase per pair
+// (u_i, v_i) only: a loss that does not depend on it has Im diag(U^H gU) = -Im diag(V^H gV),
+// and torch refuses one that does (the same check, tolerance and message).
 Tensor svd_backward(const Tensor& gU_, const Tensor& gS, const Tensor& gVh_, const Tensor& A) {
   std::vector<Tensor> usv = linalg_svd(A, false, std::nullopt);
   const Tensor &U = usv[0], &S = usv[1], &Vh = usv[2];
   const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1], k = S.sizes()[S.dim() - 1];
+  const bool cx = is_complex(A.dtype());
   // With full_matrices the extra singular vectors are arbitrary: only the first k count.
-  Tensor gU = gU_.sizes()[gU_.dim() - 1] == k ? gU_ : narrow(gU_, -1, 0, k);
-  Tensor gVh = gVh_.sizes()[gVh_.dim() - 2] == k ? gVh_ : narrow(gVh_, -2, 0, k);
-  Tensor V = mT(Vh), gV = mT(gVh);
-  Tensor UhgU = matmul(mT(U), gU), VhgV = matmul(Vh, gV);
+  Tensor gU = !gU_.defined() || gU_.sizes()[gU_.dim() - 1] == k ? gU_ : narrow(gU_, -1, 0, k);
+  Tensor gVh = !gVh_.defined() || gVh_.sizes()[gVh_.dim() - 2] == k ? gVh_ : narrow(gVh_, -2, 0, k);
+  if (!gU.defined()) gU = zeros_of(U.sizes(), U.dtype());
+  if (!gVh.defined()) gVh = zeros_of(Vh.sizes(), Vh.dtype());
+  Tensor V = mH(Vh), gV = mH(gVh);
+  Tensor UhgU = matmul(mH(U), gU), VhgV = matmul(Vh, gV);
+  Tensor eye = ops::eye_m(k, k, ScalarType::Bool);
+  Tensor imdiag;  // Im diag(U^H gU)
+  if (cx) {
+    imdiag = imag(diagonal(UhgU, 0, -2, -1));
+    EMBER_CHECK(allclose(imdiag, -imag(diagonal(VhgV, 0, -2, -1)), 1e-2, 1e-2, false), Runtime,
+                "svd_backward: The singular vectors in the complex case are specified up to multiplication by "
+                "e^{i phi}. The specified loss function depends on this phase term, making it ill-defined.");
+  }
   Tensor S2 = S * S;
   Tensor E = unsqueeze(S2, -2) - unsqueeze(S2, -1);  // E[i][j] = S_j^2 - S_i^2
-  Tensor eye = ops::eye_m(k, k, ScalarType::Bool);
   E = masked_fill_Scalar(E, eye, Scalar(1.0));
-  Tensor J = (UhgU - mT(UhgU)) / E, K = (VhgV - mT(VhgV)) / E;
-  Tensor inner = J * unsqueeze(S, -2) + unsqueeze(S, -1) * K + diag_embed(gS, 0, -2, -1);
+  Tensor J = masked_fill_Scalar((UhgU - mH(UhgU)) / E, eye, Scalar(0.0));
+  Tensor K = masked_fill_Scalar((VhgV - mH(VhgV)) / E, eye, Scalar(0.0));
+  Tensor inner = J * unsqueeze(S, -2) + unsqueeze(S, -1) * K;
+  Tensor d = gS.defined() ? gS : zeros_like(S, std::nullopt, std::nullopt);
+  if (cx) d = complex(d, imdiag / S);
+  inner = inner + diag_embed(d, 0, -2, -1);
   Tensor gA = matmul(matmul(U, inner), Vh);
   if (m > k) gA = gA + matmul((gU - matmul(U, UhgU)) / unsqueeze(S, -2), Vh);
   if (n > k) gA = gA + matmul(U, (gVh - matmul(matmul(gVh, V), Vh)) / unsqueeze(S, -1));
@@ -848,11 +872,15 @@ Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& A, const st
               "ncols (got a ", m, "x", n, " input with mode='", mode, "').");
   std::vector<Tensor> qr = linalg_qr(A, mode);
   const Tensor &Q = qr[0], &R = qr[1];
-  Tensor M = matmul(R, mT(gR)) - matmul(mT(gQ), Q);
+  // M = R gR^H - gQ^H Q; its lower triangle mirrored to a Hermitian matrix (LAPACK's R
+  // has a real diagonal, so only Re diag(M) counts); gA = (gQ + Q sym) R^-H
+  Tensor M = matmul(R, mH(gR)) - matmul(mH(gQ), Q);
   Tensor low = tril(M, -1);
-  Tensor sym = low + mT(low) + diag_embed(diagonal(M, 0, -2, -1), 0, -2, -1);  // M's lower triangle, mirrored
+  Tensor dM = diagonal(M, 0, -2, -1);
+  if (is_complex(M.dtype())) dM = complex(real(dM), zeros_like(real(dM), std::nullopt, std::nullopt));
+  Tensor sym = low + mH(low) + diag_embed(dM, 0, -2, -1);
   Tensor B = gQ + matmul(Q, sym);
-  return mT(linalg_solve(R, mT(B), true));  // B R^{-T}
+  return linalg_solve_triangular(mH(R), B, false, false, false);  // B R^-H
 }
 
 }  // namespace ember::api

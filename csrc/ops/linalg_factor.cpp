@@ -241,7 +241,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU_data, const Tensor
     P = zeros(with(batch, {m, m}), LU_data.dtype());
     const int64_t count = numel_of(batch);
     if (runs_kernels() && count > 0 && m > 0) {
-      visit_float(LU_data.dtype(), [&](auto zero) {
+      visit_lapack(LU_data.dtype(), [&](auto zero) {
         using T = decltype(zero);
         std::vector<int64_t> perm(static_cast<size_t>(m));
         for (int64_t e = 0; e < count; ++e) {
@@ -380,7 +380,7 @@ std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, boo
 
 std::tuple<Tensor, Tensor> geqrf(const Tensor& self) {
   EMBER_CHECK(self.dim() >= 2, Runtime, "torch.geqrf: input must have at least 2 dimensions.");
-  check_float(self, "geqrf_cpu");
+  check_float(self, "geqrf_cpu", true);
   check_lapack_size(self, "geqrf");
   const int64_t m = rows(self), n = cols(self), k = std::min(m, n);
   const std::vector<int64_t> batch = batch_shape(self);
@@ -388,7 +388,7 @@ std::tuple<Tensor, Tensor> geqrf(const Tensor& self) {
   Tensor a = column_major(self);
   Tensor tau = zeros(with(batch, {k}), self.dtype());
   if (count > 0 && k > 0) {
-    visit_float(self.dtype(), [&](auto zero) {
+    visit_lapack(self.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&a, &tau}, saturating_work(count, m * n, k));
       Factor<T>::geqrf(data<T>(a), count, m, n, data<T>(tau));
@@ -411,7 +411,7 @@ Tensor linalg_householder_product(const Tensor& input, const Tensor& tau) {
               sizes_str(IntList(batch_shape(tau, 1))));
   EMBER_CHECK(tau.dtype() == input.dtype(), Runtime, fn, ": tau dtype ", type_name(tau.dtype()),
               " does not match input dtype ", type_name(input.dtype()));
-  check_float(input, "orgqr_cpu");
+  check_float(input, "orgqr_cpu", true);
   check_lapack_size(input, fn);
   const int64_t m = rows(input), n = cols(input), k = tau.sizes()[tau.dim() - 1];
   const std::vector<int64_t> batch = batch_shape(input);
@@ -419,7 +419,7 @@ Tensor linalg_householder_product(const Tensor& input, const Tensor& tau) {
   Tensor q = column_major(input);
   if (count > 0 && n > 0) {
     Tensor t = contiguous(tau, MemoryFormat::Contiguous);
-    visit_float(input.dtype(), [&](auto zero) {
+    visit_lapack(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&q, &t}, saturating_work(count, m * n, k));
       Factor<T>::orgqr(data<T>(q), count, m, n, k, data<T>(t));
@@ -453,7 +453,7 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
               "dtype", type_name(A.dtype()), " and tau has dtype ", type_name(tau.dtype()));
   EMBER_CHECK(C.dtype() == A.dtype(), Runtime, fn, ": Expected input and other to have the same dtype, but input has ",
               "dtype", type_name(A.dtype()), " and other has dtype ", type_name(C.dtype()));
-  check_float(A, "ormqr_cpu");
+  check_float(A, "ormqr_cpu", true);
   check_lapack_size(C, fn);
   const std::vector<int64_t> batch = batch_shape(A);
   const int64_t count = numel_of(batch), m = rows(C), n = cols(C);
@@ -462,7 +462,7 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
     // the reflectors: the first k columns of A (LAPACK reads rows x k)
     Tensor a = column_major(narrow(A, -1, 0, k));
     Tensor t = contiguous(tau, MemoryFormat::Contiguous);
-    visit_float(A.dtype(), [&](auto zero) {
+    visit_lapack(A.dtype(), [&](auto zero) {
       using T = decltype(zero);
       PinnedWork work({&a, &c, &t}, saturating_work(count, m * n, k));
       Factor<T>::ormqr(data<T>(a), count, rows(A), k, data<T>(t), data<T>(c), m, n, left, transpose_);
