@@ -529,7 +529,7 @@ def ldexp(input, other, *, out=None):
     """
     _need_tensor("ldexp", "other", 2, other)
     common = _C.result_type(input, other)
-    common = common if common in _FLOATING else _C.get_default_dtype()
+    common = common if common in _FLOATING or common.is_complex else _C.get_default_dtype()
     return _out(input.to(common) * other.to(common).exp2(), out)
 
 
