@@ -382,7 +382,7 @@ def matrix_exp(A):
     """
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(A.dtype)}")
     if A.shape[-1] != A.shape[-2]:
@@ -397,7 +397,7 @@ def matrix_exp(A):
         return A.exp()
     norm = float(A.detach().abs().sum(-2).amax())  # the largest 1-norm (column sums)
     eye = _C.eye(n, dtype=A.dtype, device=A.device)
-    thetas = _THETA[A.dtype]
+    thetas = _THETA[A.real.dtype]  # a complex A: its part dtype's
     s = 0
     for m, theta in thetas:
         if norm <= theta:

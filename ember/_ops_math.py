@@ -271,7 +271,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "observations.", UserWarning, stacklevel=2)
         norm = norm.clamp(min=0)
     centered = x - mean.unsqueeze(1)
-    c = centered.mm((centered if w is None else centered * w).t())
+    c = centered.mm((centered if w is None else centered * w).t().conj())  # conj: a complex x's Hermitian product
     return c.div(norm).squeeze()
 
 
@@ -286,6 +286,8 @@ def corrcoef(input):
         return c / c
     std = c.diagonal().sqrt()
     c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if c.dtype.is_complex:  # each part clipped, as torch does
+        return _C.complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 
@@ -478,6 +480,8 @@ def heaviside(input, values, *, out=None):
     [0.0, 0.5, 1.0]
     """
     _need_tensor("heaviside", "values", 2, values)
+    if input.dtype.is_complex or values.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     x, v = input.detach(), values.detach()
@@ -525,7 +529,7 @@ def ldexp(input, other, *, out=None):
     """
     _need_tensor("ldexp", "other", 2, other)
     common = _C.result_type(input, other)
-    common = common if common in _FLOATING else _C.get_default_dtype()
+    common = common if common in _FLOATING or common.is_complex else _C.get_default_dtype()
     return _out(input.to(common) * other.to(common).exp2(), out)
 
 
@@ -581,6 +585,8 @@ def deg2rad(input, *, out=None):
     >>> round(ember.deg2rad(ember.tensor([180.])).item(), 5)
     3.14159
     """
+    if input.dtype.is_complex:
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
     return _out(_float_of(input) * (math.pi / 180), out)
 
 
@@ -590,6 +596,8 @@ def rad2deg(input, *, out=None):
     >>> round(ember.rad2deg(ember.tensor([math.pi])).item(), 3)
     180.0
     """
+    if input.dtype.is_complex:
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
     return _out(_float_of(input) * (180 / math.pi), out)
 
 
@@ -619,7 +627,7 @@ def dist(input, other, p=2):
     """
     _need_tensor("dist", "other", 2, other)
     diff = input - other
-    if diff.dtype not in _FLOATING:
+    if diff.dtype not in _FLOATING and not diff.dtype.is_complex:
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{_type_name(diff.dtype)} instead.")
     from .linalg import vector_norm
@@ -640,7 +648,7 @@ def renorm(input, p, dim, maxnorm):
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {_fmt(maxnorm)}")
     d = _wrap_dim(dim, input.dim())
-    if input.dtype not in _FLOATING:
+    if input.dtype not in _FLOATING and not input.dtype.is_complex:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(input.dtype)}")
     from .linalg import vector_norm

@@ -234,7 +234,7 @@ def test_where_masked_fill_addcmul():
 
 @pytest.mark.parametrize("call", [
     lambda m, x: x < x, lambda m, x: m.floor(x), lambda m, x: m.maximum(x, x), lambda m, x: m.relu(x),
-    lambda m, x: m.clamp(x, 0), lambda m, x: x.median(), lambda m, x: m.logcumsumexp(x, 0), lambda m, x: m.sort(x),
+    lambda m, x: m.clamp(x, 0), lambda m, x: x.median(), lambda m, x: m.sort(x),
     lambda m, x: m.cummax(x, 0), lambda m, x: x.argmax(), lambda m, x: m.unique(x),
     lambda m, x: m.nn.functional.softmax(x, 0), lambda m, x: m.bucketize(x, x),
 ])
@@ -390,11 +390,11 @@ def test_polar_gradient_at_zero_abs():
 def test_requires_grad_and_unsupported_derivative():
     z = ember.tensor([1 + 1j], requires_grad=True)
     assert z.requires_grad and z.dtype is ember.complex64
-    with pytest.raises(NotImplementedError, match="derivative of 'addcmul' is not implemented for complex"):
-        ember.addcmul(z, z, z)
+    with pytest.raises(NotImplementedError, match="derivative of 'float_power' is not implemented for complex"):
+        ember.float_power(z, 2)
     with ember.no_grad():
         w = torch.tensor([1 + 1j])
-        _same(ember.addcmul(z, z, z), torch.addcmul(w, w, w))
+        _same(ember.float_power(z, 2), torch.float_power(w, 2))
 
 
 # ---- complex tensors travel: torch's files, safetensors, DLPack, pickling ----

@@ -227,6 +227,12 @@ Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tenso
   if (self.dim() == 0) return grad;
   const int64_t d = wrap_dim(dim, self.dim());
   auto rev_lcse = [&](const Tensor& t) { return flip(logcumsumexp(flip(t, IntList{d}), d), IntList{d}); };
+  // complex: g_i = conj(e^{x_i}) sum_{j>=i} g_j conj(e^{-y_j}) = exp(conj(x_i) + lcse_{j>=i}(log g_j -
+  // conj(y_j))), one pass: the complex log carries grad's sign as its phase (log 0 = -inf adds nothing)
+  if (is_complex(self.dtype())) {
+    const Tensor g = is_complex(grad.dtype()) ? grad : to_dtype(grad, self.dtype(), false, false, std::nullopt);
+    return exp(rev_lcse(log(g) - conj(result)) + conj(self));
+  }
   Tensor pos = exp(rev_lcse(log(relu(grad)) - result) + self);
   Tensor neg_ = exp(rev_lcse(log(relu(-grad)) - result) + self);
   return pos - neg_;
@@ -564,7 +570,12 @@ Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& expon
 Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result) {
   Tensor s = as_dtype(self, grad.dtype());
   Tensor g = grad * conj(result * log(s));
-  Tensor zero_base = logical_and(eq_Tensor(s, scalar(0.0, s)), ge_Tensor(exponent, scalar(0.0, s)));
+  // 0^w's gradient is 0 for a real w >= 0 (a complex w: imaginary part 0, real part >= 0, as torch)
+  const bool cx = is_complex(exponent.dtype());
+  const Tensor w = cx ? real(exponent) : exponent;
+  Tensor nonneg = ge_Tensor(w, scalar(0.0, w));
+  if (cx) nonneg = logical_and(nonneg, eq_Tensor(imag(exponent), scalar(0.0, w)));
+  Tensor zero_base = logical_and(eq_Tensor(s, scalar(0.0, s)), nonneg);
   return masked_fill_Scalar(g, zero_base, Scalar(0.0));
 }
 

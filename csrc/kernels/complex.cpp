@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include "kernels/map.h"
 
 namespace ember::kernels::complex {
@@ -79,6 +80,27 @@ template <class R> struct sigmoid_fn {
   Cx<R> operator()(Cx<R> x) const { return div(Cx<R>(1), Cx<R>(1) + std::exp(-x)); }
 };
 
+// each part on its own: NaN, +inf and -inf replaced by the arguments
+template <class R> struct nan_to_num_fn {
+  R nan, posinf, neginf;
+  explicit nan_to_num_fn(const Scalar* a) : nan(a[0].to<R>()), posinf(a[1].to<R>()), neginf(a[2].to<R>()) {}
+  R part(R v) const { return v != v ? nan : v == std::numeric_limits<R>::infinity() ? posinf : v == -std::numeric_limits<R>::infinity() ? neginf : v; }
+  Cx<R> operator()(Cx<R> x) const { return {part(x.real()), part(x.imag())}; }
+};
+
+// a + w (b - a) from the nearer end (|w| < 1/2: a's), as torch does
+template <class R>
+inline Cx<R> lerp(Cx<R> a, Cx<R> b, Cx<R> w) {
+  return std::abs(w) < R(0.5) ? a + mul(w, b - a) : b - mul(b - a, Cx<R>(1) - w);
+}
+template <class R> struct lerp_fn {
+  Cx<R> w;
+  explicit lerp_fn(const Scalar* a) : w(a[0].to<Cx<R>>()) {}
+  Cx<R> operator()(Cx<R> x, Cx<R> y) const { return lerp(x, y, w); }
+};
+template <class R> struct lerp_tensor_fn { Cx<R> operator()(Cx<R> x, Cx<R> y, Cx<R> w) const { return lerp(x, y, w); } };
+template <class R> struct logaddexp_fn { Cx<R> operator()(Cx<R> x, Cx<R> y) const { return log_add_exp(x, y); } };
+
 template <class R> struct add_fn {
   Cx<R> alpha;
   explicit add_fn(const Scalar* a) : alpha(a[0].to<Cx<R>>()) {}
@@ -109,6 +131,10 @@ template <class R> struct masked_fill_fn {
 template <class R> struct eq_fn { bool operator()(Cx<R> x, Cx<R> y) const { return x == y; } };
 template <class R> struct ne_fn { bool operator()(Cx<R> x, Cx<R> y) const { return x != y; } };
 
+template <class R> struct logical_and_fn { bool operator()(Cx<R> x, Cx<R> y) const { return x != Cx<R>(0) && y != Cx<R>(0); } };
+template <class R> struct logical_or_fn { bool operator()(Cx<R> x, Cx<R> y) const { return x != Cx<R>(0) || y != Cx<R>(0); } };
+template <class R> struct logical_xor_fn { bool operator()(Cx<R> x, Cx<R> y) const { return (x != Cx<R>(0)) != (y != Cx<R>(0)); } };
+
 template <class R> struct isnan_fn { bool operator()(Cx<R> x) const { return x.real() != x.real() || x.imag() != x.imag(); } };
 template <class R> struct isinf_fn { bool operator()(Cx<R> x) const { return std::isinf(x.real()) || std::isinf(x.imag()); } };
 template <class R> struct isfinite_fn {
@@ -137,10 +163,14 @@ template <class R> struct addcdiv_fn {
   X(expm1, expm1_fn) X(log, log_fn) X(log2, log2_fn) X(log10, log10_fn) X(log1p, log1p_fn) X(sqrt, sqrt_fn)     \
   X(rsqrt, rsqrt_fn) X(sin, sin_fn) X(cos, cos_fn) X(tan, tan_fn) X(asin, asin_fn) X(acos, acos_fn)           \
   X(atan, atan_fn) X(sinh, sinh_fn) X(cosh, cosh_fn) X(tanh, tanh_fn) X(asinh, asinh_fn) X(acosh, acosh_fn)   \
-  X(atanh, atanh_fn) X(sigmoid, sigmoid_fn)
-#define EMBER_COMPLEX_BINARY(X) X(add, add_fn) X(sub, sub_fn) X(mul, mul_fn) X(div, div_fn) X(pow, pow_fn) X(masked_fill, masked_fill_fn)
-#define EMBER_COMPLEX_COMPARE(X) X(eq, eq_fn) X(ne, ne_fn)
-#define EMBER_COMPLEX_TERNARY(X) X(where, where_fn) X(addcmul, addcmul_fn) X(addcdiv, addcdiv_fn)
+  X(atanh, atanh_fn) X(sigmoid, sigmoid_fn) X(nan_to_num, nan_to_num_fn)
+#define EMBER_COMPLEX_BINARY(X)                                                                                \
+  X(add, add_fn) X(sub, sub_fn) X(mul, mul_fn) X(div, div_fn) X(pow, pow_fn) X(masked_fill, masked_fill_fn)    \
+  X(lerp, lerp_fn) X(logaddexp, logaddexp_fn)
+#define EMBER_COMPLEX_COMPARE(X) \
+  X(eq, eq_fn) X(ne, ne_fn) X(logical_and, logical_and_fn) X(logical_or, logical_or_fn) X(logical_xor, logical_xor_fn)
+#define EMBER_COMPLEX_TERNARY(X) \
+  X(where, where_fn) X(addcmul, addcmul_fn) X(addcdiv, addcdiv_fn) X(lerp, lerp_tensor_fn)
 #define EMBER_COMPLEX_PREDICATE(X) X(isnan, isnan_fn) X(isinf, isinf_fn) X(isfinite, isfinite_fn) X(logical_not, logical_not_fn)
 
 [[noreturn]] void unsupported() { fail(ErrorKind::Runtime, "complex entry not supported"); }  // supports() ran first

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <complex>
 #include "core/parallel.h"
+#include "kernels/complex.h"
 
 namespace ember::kernels::complex {
 namespace {
@@ -112,6 +113,26 @@ void Reduce<R>::scan(ReduceOp op, const rowwise::Rows& r) {
         const R* x = reinterpret_cast<const R*>(in + i * si);
         const Acc v{double(x[0]), double(x[1])};
         acc = is_prod ? mul(acc, v) : acc + v;
+        R* y = reinterpret_cast<R*>(out + i * so);
+        y[0] = R(acc.real());
+        y[1] = R(acc.imag());
+      }
+    }
+  }, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)));
+}
+
+template <class R>
+void Reduce<R>::logcumsumexp(const rowwise::Rows& r) {
+  const int64_t n = r.length, so = r.dim_strides[0], si = r.dim_strides[1];
+  run_loop(r.loop, [&](char** p, const int64_t* s, int64_t count) {
+    for (int64_t k = 0; k < count; ++k) {
+      char* out = p[0] + k * s[0];
+      const char* in = p[1] + k * s[1];
+      Acc acc;
+      for (int64_t i = 0; i < n; ++i) {
+        const R* x = reinterpret_cast<const R*>(in + i * si);
+        const Acc v{double(x[0]), double(x[1])};
+        acc = i == 0 ? v : log_add_exp(acc, v);
         R* y = reinterpret_cast<R*>(out + i * so);
         y[0] = R(acc.real());
         y[1] = R(acc.imag());

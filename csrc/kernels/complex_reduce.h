@@ -1,4 +1,4 @@
-// Complex folds (sum, prod) and scans (cumsum, cumprod) for ops/reduce.cpp: the accumulator is complex128 whatever
+// Complex folds (sum, prod) and scans (cumsum, cumprod, logcumsumexp) for ops/reduce.cpp: the accumulator is complex128 whatever
 // the input (complex64 or complex128), as the real sums accumulate in float64. The
 // runs are those of kernels/reduce.h: acc stride 0 folds in registers ("horizontal"),
 // any other folds element by element into acc ("vertical").
@@ -20,6 +20,8 @@ struct Reduce {
   static void combine(ReduceOp op, char* acc, const char* part, int64_t n);
   // cumsum (op sum) or cumprod (op prod) along rows: operands {out, in}, both complex<R>
   static void scan(ReduceOp op, const rowwise::Rows& rows);
+  // logcumsumexp along rows, each step complex::log_add_exp in complex128: {out, in}
+  static void logcumsumexp(const rowwise::Rows& rows);
 };
 
 }  // namespace ember::kernels::complex

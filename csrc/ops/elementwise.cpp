@@ -2,6 +2,7 @@
 #include "ops/elementwise.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include "kernel_ops.h"  // generated: the elementwise families
@@ -122,7 +123,11 @@ Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, con
     // the ordering pairs torch refuses with their own words
     for (const char* ordered : {"maximum", "minimum", "fmax", "fmin"})
       EMBER_CHECK(std::strcmp(spec.name, ordered) != 0, Runtime, spec.name, " not implemented for complex tensors.");
+    for (const char* infinity : {"isposinf", "isneginf"})
+      EMBER_CHECK(std::strcmp(spec.name, infinity) != 0, Runtime, spec.name, " does not support complex inputs.");
   }
+  EMBER_CHECK(!(out.inplace && cx.real_result && is_complex(compute)), Runtime, "In-place ", spec.name,
+              " is not supported for complex tensors.");
   EMBER_CHECK(supports(spec.dtypes, compute) && (cx.supported || !is_complex(compute)), NotImplemented, "\"",
               spec.name, "_cpu\" not implemented for '", type_name(compute), "'");
   const ScalarType result = bool_out                                 ? ScalarType::Bool
@@ -295,6 +300,15 @@ Tensor ternary(kernels::TernaryOp op, const Spec& spec, const Tensor& a, const T
 
 Tensor special_map(kernels::special::SpecialOp op, const Spec& spec, std::initializer_list<const Tensor*> ins,
                    std::initializer_list<Scalar> args, const Out& out) {
+  if (op == kernels::special::SpecialOp::sinc && ins.size() == 1 && is_complex((*ins.begin())->dtype())) {
+    // the special family is real; a complex sinc is sin(pi z) / (pi z), 1 at 0 (as torch's)
+    const Tensor& z = **ins.begin();
+    const Tensor pz = mul_Tensor(z, wrapped_number(Scalar(M_PI)), Out{});
+    const Tensor r = where_self(eq_Tensor(z, wrapped_number(Scalar(int64_t(0))), Out{}),
+                                ones_like(z, std::nullopt, std::nullopt), div_Tensor(sin(pz, Out{}), pz, Out{}));
+    if (!out.tensor.defined()) return r;
+    return copy_(out.inplace ? out.tensor : resolve_out(out, r.sizes(), r.dtype(), "sinc"), r, false);
+  }
   return run(spec, false, ins.begin(), int(ins.size()), out, ComplexEntry{}, [&](auto tag, const kernels::Loop& loop) {
     kernels::special::run(op, DTypeOf<typename decltype(tag)::type>::value, loop, args.begin());
   });

@@ -1,5 +1,6 @@
 // Tensor factories. See declarations/ops/factories.yaml.
 #include <cmath>
+#include <complex>
 #include "kernels/range.h"
 #include "ops/geometry.h"
 #include "ops/internal.h"
@@ -89,9 +90,20 @@ Tensor arange(const Scalar& end, std::optional<ScalarType> dtype) {
   return arange_start(Scalar(int64_t(0)), end, Scalar(int64_t(1)), dtype);
 }
 
+// A complex endpoint makes the default dtype's complex twin; a complex range is the
+// real range of each part (the parts of start + k (end - start) / (steps - 1)).
+static ScalarType range_dtype(const Scalar& start, const Scalar& end, std::optional<ScalarType> dtype) {
+  return dtype.value_or(start.is_complex() || end.is_complex() ? to_complex(default_dtype()) : default_dtype());
+}
+
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype) {
   EMBER_CHECK(steps >= 0, Runtime, "number of steps must be non-negative");
-  ScalarType dt = dtype.value_or(default_dtype());
+  ScalarType dt = range_dtype(start, end, dtype);
+  if (is_complex(dt)) {
+    const std::complex<double> a = start.to_complex(), b = end.to_complex();
+    return complex(linspace(Scalar(a.real()), Scalar(b.real()), steps, to_real(dt)),
+                   linspace(Scalar(a.imag()), Scalar(b.imag()), steps, to_real(dt)), Out{});
+  }
   Tensor out = empty_tensor({steps}, dt, "linspace");
   launch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -102,7 +114,9 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
 
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, std::optional<ScalarType> dtype) {
   EMBER_CHECK(steps >= 0, Runtime, "number of steps must be non-negative");
-  ScalarType dt = dtype.value_or(default_dtype());
+  ScalarType dt = range_dtype(start, end, dtype);
+  if (is_complex(dt))  // base ** the complex range
+    return pow_Tensor(scalar_tensor(Scalar(base), dt), linspace(start, end, steps, dt), Out{});
   Tensor out = empty_tensor({steps}, dt, "logspace");
   launch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;

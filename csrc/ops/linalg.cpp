@@ -534,6 +534,13 @@ Tensor cross_impl(const Tensor& self, const Tensor& other, int64_t dim) {
   check_not_bool(self, "cross");
   Dims shape = broadcast_shapes(self.sizes(), other.sizes());
   Tensor a = expand(self, shape, false), b = expand(other, shape, false);
+  if (is_complex(self.dtype()) && !(a.numel() == 0)) {
+    // bilinear: (ar + i ai) x (br + i bi) = ar x br - ai x bi + i (ar x bi + ai x br), four real crosses
+    const Tensor ar = real(a), ai = imag(a), br = real(b), bi = imag(b);
+    const Scalar one(int64_t(1));
+    return complex(sub_Tensor(cross_impl(ar, br, dim), cross_impl(ai, bi, dim), one),
+                   add_Tensor(cross_impl(ar, bi, dim), cross_impl(ai, br, dim), one));
+  }
   Tensor out = empty_tensor(shape, self.dtype(), "cross");
   if (out.numel() == 0) return out;
   visit_dtype(out.dtype(), [&](auto tag) {

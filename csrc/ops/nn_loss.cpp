@@ -173,6 +173,8 @@ Tensor _nll_loss_backward(const Tensor& grad_output, const Tensor& self, const T
 
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   check_reduction(reduction);
+  const ScalarType t = promote_types(self.dtype(), target.dtype());
+  EMBER_CHECK(!is_complex(t), NotImplemented, "\"mse_cpu\" not implemented for '", type_name(t), "'");
   Tensor d = sub_Tensor(self, target, Scalar(int64_t(1)), Out{});
   return reduce_loss(mul_Tensor(d, d, Out{}), reduction);
 }

@@ -102,12 +102,14 @@ Tensor pow_Tensor(const Tensor& self, const Tensor& exponent, const Out& out) {
                 out);
 }
 
+// In float64, or complex128 where either is complex.
 Tensor float_power(const Tensor& self, const Tensor& exponent, const Out& out) {
-  EMBER_CHECK(!out.inplace || self.dtype() == ScalarType::Float64, Runtime,
-              "the base given to float_power_ has dtype ", type_name(self.dtype()),
-              " but the operation's result requires dtype Double");
-  Tensor a = to_dtype(self, ScalarType::Float64, false, false, std::nullopt);
-  Tensor b = to_dtype(exponent, ScalarType::Float64, false, false, std::nullopt);
+  const ScalarType t =
+      is_complex(self.dtype()) || is_complex(exponent.dtype()) ? ScalarType::ComplexDouble : ScalarType::Float64;
+  EMBER_CHECK(!out.inplace || self.dtype() == t, Runtime, "the base given to float_power_ has dtype ",
+              type_name(self.dtype()), " but the operation's result requires dtype ", type_name(t));
+  Tensor a = to_dtype(self, t, false, false, std::nullopt);
+  Tensor b = to_dtype(exponent, t, false, false, std::nullopt);
   return binary(BinaryOp::pow, {"float_power"}, out.inplace ? self : a, b, {}, out);
 }
 
@@ -137,8 +139,8 @@ Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<d
   EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == t, Runtime, "nan_to_num: dtype of out: ",
               type_name(out.tensor.dtype()), " should be same as input: ", type_name(t));
   double hi = 0, lo = 0;
-  if (is_floating(t)) {
-    hi = visit_dtype(t, [](auto tag) -> double {
+  if (is_floating(t) || is_complex(t)) {  // a complex tensor's parts: its part dtype's bounds
+    hi = visit_dtype(to_real(t), [](auto tag) -> double {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, Half>) return 65504.0;
       else if constexpr (std::is_same_v<T, BFloat16>) return 3.3895313892515355e38;

@@ -566,10 +566,12 @@ Tensor scan(RowOp op, const Tensor& self, int64_t dim, ScalarType out_dtype, con
   if (src.numel() > 0) {
     auto rows = make_rows({&r, &src}, d, src.sizes()[d]);
     if (is_complex(src.dtype())) {
-      EMBER_CHECK(op == RowOp::cumsum || op == RowOp::cumprod, NotImplemented, "\"", name,
-                  "_out_cpu\" not implemented for '", type_name(src.dtype()), "'");
+      EMBER_CHECK(op == RowOp::cumsum || op == RowOp::cumprod || op == RowOp::logcumsumexp, NotImplemented, "\"",
+                  name, "_out_cpu\" not implemented for '", type_name(src.dtype()), "'");
       visit_complex(src.dtype(), [&](auto part) {
-        kernels::complex::Reduce<decltype(part)>::scan(op == RowOp::cumsum ? ReduceOp::sum : ReduceOp::prod, rows);
+        using Reduce = kernels::complex::Reduce<decltype(part)>;
+        if (op == RowOp::logcumsumexp) return Reduce::logcumsumexp(rows);
+        Reduce::scan(op == RowOp::cumsum ? ReduceOp::sum : ReduceOp::prod, rows);
       });
     } else {
       run_rows(op, src.dtype(), rows);
@@ -614,7 +616,8 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype,
 
 Tensor logcumsumexp(const Tensor& self, int64_t dim, const Out& out) {
   wrap_dim(dim, std::max<int64_t>(self.dim(), 1));  // a bad dim is reported first
-  EMBER_CHECK(is_floating(self.dtype()), NotImplemented, "\"logcumsumexp_out_cpu\" not implemented for '",
+  EMBER_CHECK(is_floating(self.dtype()) || is_complex(self.dtype()), NotImplemented,
+              "\"logcumsumexp_out_cpu\" not implemented for '",
               type_name(self.dtype()), "'");
   EMBER_CHECK(!out.tensor.defined() || out.tensor.dtype() == self.dtype(), Runtime, "expected scalar_type ",
               type_name(self.dtype()), " but found ", type_name(out.tensor.dtype()));

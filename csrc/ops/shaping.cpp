@@ -2,6 +2,8 @@
 // All compose views, index/index_put_, nonzero and cat, except scatter_reduce, which
 // folds with kernel family scatter_reduce.
 #include <algorithm>
+#include <complex>
+#include <cstring>
 #include <string>
 #include <utility>
 #include "kernels/scatter_reduce.h"
@@ -206,6 +208,32 @@ Tensor index_fill_int_Scalar(const Tensor& self, int64_t dim, const Tensor& inde
 }
 
 // ----------------------------------------------------------------- scatter_reduce
+namespace {
+
+// The scatter_reduce family's fold for complex<R> (sum or prod; the family itself is
+// instantiated for ordered types only): the same operands {self~, index, src}, sequential.
+template <class R>
+void complex_scatter_fold(const kernels::Loop& loop, int64_t dim_stride, bool prod) {
+  using Cx = std::complex<R>;
+  auto body = [dim_stride, prod](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t idx;
+      std::memcpy(&idx, p[1] + i * s[1], sizeof idx);
+      char* dst = p[0] + i * s[0] + idx * dim_stride;
+      Cx a, v;
+      std::memcpy(&a, dst, sizeof a);
+      std::memcpy(&v, p[2] + i * s[2], sizeof v);
+      const Cx r = prod ? Cx(a.real() * v.real() - a.imag() * v.imag(), a.real() * v.imag() + a.imag() * v.real())
+                        : a + v;
+      std::memcpy(dst, &r, sizeof r);
+    }
+  };
+  kernels::LongLoop long_loop(loop);
+  kernels::loop_range(loop, 0, loop.numel, body);
+}
+
+}  // namespace
+
 Tensor scatter_reduce_two(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                           const std::string& reduce, bool include_self, const Out& out) {
   using kernels::scatter_reduce::ReduceOp;
@@ -221,6 +249,9 @@ Tensor scatter_reduce_two(const Tensor& self, int64_t dim, const Tensor& index, 
   EMBER_CHECK(src.dtype() == self.dtype(), Runtime, "scatter(): Expected self.dtype to be equal to src.dtype");
   EMBER_CHECK(!(mean && self.dtype() == ScalarType::Bool), NotImplemented,
               "\"scatter_reduce\" with reduce='mean' not implemented for 'Bool'");
+  EMBER_CHECK(!is_complex(self.dtype()) || op == ReduceOp::sum || op == ReduceOp::prod, NotImplemented,
+              "\"scatter_gather_tensor_cpu_reduce_", op == ReduceOp::amax ? "amax" : "amin", "\" not implemented for '",
+              type_name(self.dtype()), "'");
   Tensor idx = index.dtype() == ScalarType::Int64 ? index : to_dtype(index, ScalarType::Int64, false, false, std::nullopt);
   Tensor dst = target(self, out);
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
@@ -249,6 +280,10 @@ Tensor scatter_reduce_two(const Tensor& self, int64_t dim, const Tensor& index, 
     kernels::Loop loop = kernels::make_loop({&to, &idx, &from_view});
     const int64_t stride = into.dim() == 0 ? 0 : into.strides()[d] * into.itemsize();
     into.storage()->bump_version();
+    if (is_complex(into.dtype())) {
+      visit_complex(into.dtype(), [&](auto part) { complex_scatter_fold<decltype(part)>(loop, stride, how == ReduceOp::prod); });
+      return;
+    }
     launch(into.dtype(), [&](auto tag) {
       kernels::scatter_reduce::Kernels<typename decltype(tag)::type>::reduce(loop, stride, how);
     });

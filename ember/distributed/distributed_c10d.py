@@ -604,7 +604,8 @@ def _dense(t):
 
 
 def _write_back(t, buf):
-    if buf is not t:
+    buf = _unstaged(buf, t)
+    if buf is not t and buf.data_ptr() != t.data_ptr():
         t.copy_(buf)
 
 
@@ -637,18 +638,33 @@ def _staged(t):
     codes = _dtype_codes()
     if t.dtype in (ember.float16, ember.bfloat16):
         return t.float().contiguous(), codes[ember.float32]
+    if t.dtype.is_complex:
+        # a complex sum is the sum of the parts: the engine reduces the (n, 2) real view
+        buf = ember.view_as_real(_dense(t))
+        return buf, codes[buf.dtype]
     if t.dtype not in codes:
         raise TypeError(f"ember.distributed: unsupported dtype {t.dtype}")
     return _dense(t), codes[t.dtype]
 
 
-def _reduce_code(op, dtype):
+def _unstaged(buf, t):
+    """A staged buffer of t's as t's dtype: the complex view of a complex t's real view."""
+    import ember
+    return ember.view_as_complex(buf) if t.dtype.is_complex and not buf.dtype.is_complex else buf
+
+
+def _reduce_code(op, dtype, name="all_reduce"):
     import ember
     op = ReduceOp.RedOpType(int(op)) if isinstance(op, (int, ReduceOp.RedOpType)) else op
+    # complex tensors reduce by SUM or AVG only, refused as torch's gloo refuses them
+    if dtype.is_complex and op not in (ReduceOp.SUM, ReduceOp.AVG):
+        if name == "all_reduce":
+            raise ValueError(f"all_reduce does not support RedOpType.{op.name} on complex tensors")
+        raise RuntimeError(f"{'reduce' if name == 'reduce' else 'all_reduce'} does not supporton complex tensors")
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     if op == ReduceOp.AVG:
-        if not dtype.is_floating_point:
+        if not (dtype.is_floating_point or dtype.is_complex):
             raise RuntimeError("Cannot use ReduceOp.AVG with an integral or bool dtype")
         return _GLOO_OPS[ReduceOp.SUM]
     if op not in _GLOO_OPS:
@@ -700,7 +716,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     if pg is None:
         return None
     root = _group_rank(pg, dst, group_dst, "dst")
-    code = _reduce_code(op, tensor.dtype)
+    code = _reduce_code(op, tensor.dtype, "reduce")
     avg = op == ReduceOp.AVG
 
     def fn(b, ctx, tag):
@@ -711,7 +727,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         if pg.rank() == root:
             if avg:
                 out.div_(pg.size())
-            tensor.copy_(out)
+            tensor.copy_(_unstaged(out, tensor))
     return pg._submit("reduce", fn, async_op, (tensor,), [tensor])
 
 
@@ -818,13 +834,14 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         raise ValueError("input tensor must be the same type as the output tensor.")
     if input.numel() != output.numel() * pg.size():
         raise ValueError("input tensor must be the same size as output size times world size")
-    code = _reduce_code(op, input.dtype)
+    code = _reduce_code(op, input.dtype, "reduce_scatter")
     avg = op == ReduceOp.AVG
 
     def fn(b, ctx, tag):
         buf, dt = _staged(input)
-        buf = buf.clone() if buf is input else buf
+        buf = buf.clone() if buf.data_ptr() == input.data_ptr() else buf
         b.allreduce(ctx, buf.data_ptr(), buf.numel(), dt, code, tag)
+        buf = _unstaged(buf, input)
         n = output.numel()
         mine = buf.reshape(-1)[pg.rank() * n:(pg.rank() + 1) * n]
         if avg:
