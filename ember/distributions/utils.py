@@ -74,6 +74,15 @@ class lazy_property:
         return value
 
 
+def expand_probs_or_logits(dist, new, shape) -> None:
+    """Gives `new` (dist.expand's instance) dist's probs and/or logits, whichever it holds
+    (given or computed), expanded to shape, and `_param` (logits when it holds both)."""
+    for name in ("probs", "logits"):
+        if name in dist.__dict__:
+            setattr(new, name, getattr(dist, name).expand(shape))
+            new._param = getattr(new, name)
+
+
 def _sum_rightmost(value, dim: int):
     """value summed over its dim rightmost dims."""
     return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1) if dim > 0 else value
