@@ -21,17 +21,7 @@ from helpers import torch
 
 import torch.distributions as TD
 import torch.distributions.kl as TK
-
-
-def close(e, t, rtol=1e-9, atol=1e-11):
-    t = t.detach().numpy()
-    a = e.detach().numpy()
-    assert a.shape == t.shape, f"shape {a.shape} != torch's {t.shape}"
-    assert np.allclose(a, t, rtol=rtol, atol=atol, equal_nan=True), f"\n{a}\nvs torch\n{t}"
-
-
-def message(exc) -> str:
-    return str(exc).replace("torch.", "").replace("ember.", "")
+from test_distributions15 import close, message
 
 
 def T(lib, a, dtype="float64", requires_grad=False):
