@@ -430,6 +430,24 @@ def test_blas_is_loaded_on_first_use_and_single_threaded():
     assert out.split() == ["False", "False", "True", "1", "True"]
 
 
+@pytest.mark.parametrize("caller_value", [None, "3"])
+def test_blas_starts_no_threads_and_leaves_the_environment_as_it_was(caller_value):
+    # Note [OpenBLAS starts no threads] (kernels/blas.cpp): OpenBLAS would start its server
+    # threads at load; OPENBLAS_NUM_THREADS=1 holds for the dlopen alone.
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if caller_value is not None:
+        env["OPENBLAS_NUM_THREADS"] = caller_value
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import ctypes, os, ember\n"
+            "libc = ctypes.CDLL(None); libc.getenv.restype = ctypes.c_char_p\n"
+            "ember.set_num_threads(1)\n"
+            "ember.mm(ember.ones(2, 2), ember.ones(2, 2))\n"
+            "print(len(os.listdir('/proc/self/task')), libc.getenv(b'OPENBLAS_NUM_THREADS'))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1", repr(None if caller_value is None else caller_value.encode())]
+
+
 def test_products_split_across_threads_match_single_thread():
     # each product at least 2 * 2^18 multiply-adds, so it is split when alone
     a, b = data((3, 130, 64), "float64"), data((64, 90), "float64", seed=1)

@@ -61,11 +61,48 @@ std::string library_path() {
   return "";
 }
 
+// Note [OpenBLAS starts no threads]
+// OpenBLAS starts its worker threads in its load-time constructor, as many as
+// OPENBLAS_NUM_THREADS (else GOTO_NUM_THREADS, OMP_NUM_THREADS, the cores) asks, and each
+// spins ~110 ms before sleeping although ember never hands it work (Note [ember threads
+// BLAS], kernels/linalg.cpp): measured, 111 ms of CPU burnt after the first product of a
+// process, a whole core taken from a busy neighbour. OPENBLAS_NUM_THREADS=1, which
+// takes precedence over the others, holds for the dlopen alone and the caller's value
+// (or its absence) comes back after it, so neither ember's child processes nor another
+// library's OpenBLAS see it. The swap runs under g_load_mutex, once per process; what it
+// cannot exclude is another thread reading the C environment during that dlopen (setenv
+// is not thread-safe against getenv), a window of milliseconds at the first product.
+class OneThreadAtLoad {
+ public:
+  OneThreadAtLoad() {
+    if (const char* old = std::getenv(kName)) {
+      had_ = true;
+      old_ = old;
+    }
+    setenv(kName, "1", 1);
+  }
+  ~OneThreadAtLoad() {
+    if (had_) setenv(kName, old_.c_str(), 1);
+    else unsetenv(kName);
+  }
+  OneThreadAtLoad(const OneThreadAtLoad&) = delete;
+  OneThreadAtLoad& operator=(const OneThreadAtLoad&) = delete;
+
+ private:
+  static constexpr const char* kName = "OPENBLAS_NUM_THREADS";
+  bool had_ = false;
+  std::string old_;
+};
+
 const Library* load(const std::string& path) {
   EMBER_CHECK(!path.empty(), Runtime,
               "ember needs OpenBLAS for this op and could not find it: install the scipy-openblas32 package "
               "(pip install scipy-openblas32) or set EMBER_BLAS_LIBRARY to the path of an OpenBLAS library");
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = nullptr;
+  {
+    OneThreadAtLoad one_thread;
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   EMBER_CHECK(handle, Runtime, "ember could not load OpenBLAS from ", path, ": ", dlerror());
   auto* lib = new Library();  // lives as long as the process, like the dlopen'ed library
   try {
