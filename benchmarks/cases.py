@@ -494,6 +494,159 @@ def onnx_export_char_transformer(torch):
                                      dynamic_axes={"idx": {0: "batch"}})
 
 
+# toward the hardware (issue 20): transcendental functions and reductions of 16M floats
+# (against the machine's bandwidth), the fused row kernels, recurrent layers, attention,
+# reduced-precision products and the example's step under bfloat16 autocast
+
+def spread(lib):
+    """16M float32 spread over [-8, 8): varied arguments, as a real tensor's are (a constant
+    lets a libm call take one branch every time)."""
+    return lib.arange(N_EW, dtype=lib.float32) * (16.0 / N_EW) - 8.0
+
+
+def unary_big(name, positive=False):
+    def setup(lib):  # torch and numpy spell these alike
+        a = spread(lib)
+        if positive:
+            a = abs(a) + 0.5
+        fn = getattr(lib, name)
+        return lambda: fn(a)
+    return setup
+
+
+def sigmoid_big(torch):
+    a = spread(torch)
+    return lambda: torch.sigmoid(a)
+
+
+def gelu_big(torch):
+    a = spread(torch)
+    gelu = torch.nn.functional.gelu
+    return lambda: gelu(a)
+
+
+def reduce_big(name):
+    def setup(torch):
+        a = spread(torch)
+        fn = {"mean": lambda: a.mean(), "amax": lambda: a.amax(), "norm": lambda: torch.linalg.vector_norm(a),
+              "var": lambda: a.var()}[name]
+        return fn
+    return setup
+
+
+def reduce_big_numpy(name):
+    def setup(np):
+        a = spread(np)
+        return {"mean": lambda: a.mean(), "amax": lambda: a.max(), "norm": lambda: np.linalg.norm(a),
+                "var": lambda: a.var(ddof=1)}[name]
+    return setup
+
+
+SOFTMAX_SHAPE = (1024, 4096)
+LAYER_NORM_SHAPE = (8192, 1024)
+
+
+def softmax_forward(torch):
+    x = torch.randn(*SOFTMAX_SHAPE)
+    return lambda: torch.softmax(x, -1)
+
+
+def softmax_fwd_bwd(torch):
+    x = torch.randn(*SOFTMAX_SHAPE, requires_grad=True)
+    g = torch.randn(*SOFTMAX_SHAPE)
+
+    def step():
+        torch.softmax(x, -1).backward(g)
+        x.grad = None
+    return step
+
+
+def layer_norm_forward(torch):
+    x = torch.randn(*LAYER_NORM_SHAPE)
+    w, b = torch.ones(LAYER_NORM_SHAPE[1]), torch.zeros(LAYER_NORM_SHAPE[1])
+    layer_norm = torch.nn.functional.layer_norm
+    return lambda: layer_norm(x, LAYER_NORM_SHAPE[1:], w, b)
+
+
+def layer_norm_fwd_bwd(torch):
+    x = torch.randn(*LAYER_NORM_SHAPE, requires_grad=True)
+    w = torch.ones(LAYER_NORM_SHAPE[1], requires_grad=True)
+    b = torch.zeros(LAYER_NORM_SHAPE[1], requires_grad=True)
+    g = torch.randn(*LAYER_NORM_SHAPE)
+    layer_norm = torch.nn.functional.layer_norm
+
+    def step():
+        layer_norm(x, LAYER_NORM_SHAPE[1:], w, b).backward(g)
+        x.grad = w.grad = b.grad = None
+    return step
+
+
+def cross_entropy_fwd_bwd(torch):
+    logits = torch.randn(4096, 1000, requires_grad=True)
+    target = torch.randint(0, 1000, (4096,))
+    cross_entropy = torch.nn.functional.cross_entropy
+
+    def step():
+        cross_entropy(logits, target).backward()
+        logits.grad = None
+    return step
+
+
+def recurrent_fwd_bwd(kind):
+    """An LSTM or GRU of 256 inputs and 512 hidden units over 50 steps of a batch of 32."""
+    def setup(torch):
+        torch.manual_seed(0)
+        module = getattr(torch.nn, kind)(256, 512)
+        x = torch.randn(50, 32, 256, requires_grad=True)
+
+        def step():
+            out, _ = module(x)
+            out.sum().backward()
+            x.grad = None
+            module.zero_grad(set_to_none=True)
+        return step
+    return setup
+
+
+def sdpa_fwd_bwd(torch):
+    """Causal attention, batch 8, 8 heads, 256 tokens, head dim 64."""
+    q, k, v = (torch.randn(8, 8, 256, 64, requires_grad=True) for _ in range(3))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def step():
+        sdpa(q, k, v, is_causal=True).sum().backward()
+        q.grad = k.grad = v.grad = None
+    return step
+
+
+def has_bf16_hardware() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def matmul_reduced(n, dtype):
+    def setup(torch):
+        if n > 1024 and torch.__name__ == "torch" and not has_bf16_hardware():
+            return None  # torch converts element by element without bf16 hardware: minutes per call
+        a = torch.full((n, n), 0.5, dtype=getattr(torch, dtype))
+        b = torch.full((n, n), 0.25, dtype=getattr(torch, dtype))
+        return lambda: a @ b
+    return setup
+
+
+def char_transformer_step_autocast(torch):
+    """The example's training step with its forward and loss under CPU autocast in bfloat16."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "char_transformer.py"
+    spec = importlib.util.spec_from_file_location("char_transformer_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    _, _, step, _ = example.make_training(torch, steps=10**6, autocast_dtype=torch.bfloat16)
+    return step
+
+
 # --- the table -------------------------------------------------------------------------
 
 
@@ -576,4 +729,25 @@ CASES: list[Case] = [
     Case("onnx.export of the char transformer (examples/, dynamic batch)", torch=onnx_export_char_transformer),
     Case("fft.rfft 2^20 float32", torch=rfft_2_20, numpy=rfft_2_20),
     Case("fft.fft 1,000,003 (prime) complex64", torch=fft_prime, numpy=fft_prime_numpy),
+    Case("a.log() 16M float32", torch=unary_big("log", True), numpy=unary_big("log", True), bytes=2 * 4 * N_EW),
+    Case("a.sin() 16M float32", torch=unary_big("sin"), numpy=unary_big("sin"), bytes=2 * 4 * N_EW),
+    Case("a.sigmoid() 16M float32", torch=sigmoid_big, bytes=2 * 4 * N_EW),
+    Case("gelu 16M float32", torch=gelu_big, bytes=2 * 4 * N_EW),
+    Case("a.mean() 16M float32", torch=reduce_big("mean"), numpy=reduce_big_numpy("mean"), bytes=4 * N_EW),
+    Case("a.amax() 16M float32", torch=reduce_big("amax"), numpy=reduce_big_numpy("amax"), bytes=4 * N_EW),
+    Case("vector_norm 16M float32", torch=reduce_big("norm"), numpy=reduce_big_numpy("norm"), bytes=4 * N_EW),
+    Case("a.var() 16M float32", torch=reduce_big("var"), numpy=reduce_big_numpy("var"), bytes=4 * N_EW),
+    Case("softmax fwd 1024x4096 float32", torch=softmax_forward, bytes=2 * 4 * 1024 * 4096),
+    Case("softmax fwd+bwd 1024x4096 float32", torch=softmax_fwd_bwd),
+    Case("layer_norm fwd 8192x1024 float32", torch=layer_norm_forward, bytes=2 * 4 * 8192 * 1024),
+    Case("layer_norm fwd+bwd 8192x1024 float32", torch=layer_norm_fwd_bwd),
+    Case("cross_entropy fwd+bwd 4096x1000 float32", torch=cross_entropy_fwd_bwd),
+    Case("LSTM(256, 512) fwd+bwd, 50 steps, batch 32", torch=recurrent_fwd_bwd("LSTM")),
+    Case("GRU(256, 512) fwd+bwd, 50 steps, batch 32", torch=recurrent_fwd_bwd("GRU")),
+    Case("sdpa fwd+bwd causal 8x8x256x64 float32", torch=sdpa_fwd_bwd),
+    Case("matmul bfloat16 1024²", torch=matmul_reduced(1024, "bfloat16"), flops=2 * 1024**3),
+    Case("matmul float16 1024²", torch=matmul_reduced(1024, "float16"), flops=2 * 1024**3),
+    Case("matmul bfloat16 4096² (torch: only with bf16 hardware)", torch=matmul_reduced(4096, "bfloat16"),
+         flops=2 * 4096**3),
+    Case("char transformer train step, bfloat16 autocast", torch=char_transformer_step_autocast),
 ]

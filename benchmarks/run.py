@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import limits as machine_limits
 from . import timing
 from .cases import CASES, LIBRARIES, Case
 
@@ -157,13 +158,26 @@ def format_ratio(value: float | None) -> str:
     return "—" if value is None else three_digits(value)
 
 
-def table_rows(rows) -> tuple[list[str], list[list[str]]]:
-    header = ["case", *LIBRARIES, *(f"{a}/{b}" for a, b in RATIOS)]
+def limit_fraction(case: Case, results: dict[str, Result], limits) -> float | None:
+    """ember's rate as a fraction of the machine's limit of its kind (benchmarks/limits.py)."""
+    result = results["ember"]
+    if result.status != "ok":
+        return None
+    return machine_limits.fraction(limits, case.bytes, case.flops, result.timing.median_s)
+
+
+def format_fraction(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def table_rows(rows, limits=None) -> tuple[list[str], list[list[str]]]:
+    header = ["case", *LIBRARIES, *(f"{a}/{b}" for a, b in RATIOS), "ember of limit"]
     body = [
         [
             case.name,
             *(format_result(case, results[name]) for name in LIBRARIES),
             *(format_ratio(ratio(results, a, b)) for a, b in RATIOS),
+            format_fraction(limit_fraction(case, results, limits)),
         ]
         for case, results in rows
     ]
@@ -220,8 +234,17 @@ def notes(rows) -> list[str]:
     return lines
 
 
-def report(rows, libraries, settings, busy: bool, markdown: bool) -> str:
-    header, body = table_rows(rows)
+def describe_limits(limits) -> str:
+    if limits is None:
+        return "machine limits: not measured"
+    bandwidth = "unknown" if limits.bandwidth_gb_s is None else f"{three_digits(limits.bandwidth_gb_s)} GB/s"
+    peak = "unknown" if limits.peak_gflop_s is None else f"{three_digits(limits.peak_gflop_s)} GFLOP/s"
+    return (f"machine limits (\"ember of limit\": GB/s over the copy bandwidth, GFLOP/s over the float32 peak):"
+            f" memory {bandwidth}, float32 peak {peak} ({limits.how})")
+
+
+def report(rows, libraries, settings, busy: bool, markdown: bool, limits=None) -> str:
+    header, body = table_rows(rows, limits)
     missing = [f"{lib.name}: {lib.reason}" for lib in libraries.values() if lib.module is None]
     lines = [
         describe_machine(busy),
@@ -232,6 +255,7 @@ def report(rows, libraries, settings, busy: bool, markdown: bool) -> str:
         " subtracted",
         "GB/s counts bytes read + written (1 GB = 1e9 B); ratios are time ratios,"
         " < 1 means ember is faster",
+        describe_limits(limits),
         "",
         text_table(header, body),
     ]
@@ -258,7 +282,7 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def result_json(case: Case, result: Result) -> dict:
+def result_json(case: Case, result: Result, limits=None) -> dict:
     out = {"status": result.status}
     if result.note:
         out["note"] = result.note
@@ -270,10 +294,12 @@ def result_json(case: Case, result: Result) -> dict:
         rate = throughput(case, result.timing.median_s)
         if rate is not None:
             out["gb_per_s" if case.bytes else "gflop_per_s"] = rate
+            out["fraction_of_limit"] = machine_limits.fraction(limits, case.bytes, case.flops,
+                                                               result.timing.median_s)
     return out
 
 
-def results_json(rows, libraries, settings, busy: bool, argv: list[str]) -> dict:
+def results_json(rows, libraries, settings, busy: bool, argv: list[str], limits=None) -> dict:
     return {
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": ["python", "-m", "benchmarks.run", *argv],
@@ -291,6 +317,12 @@ def results_json(rows, libraries, settings, busy: bool, argv: list[str]) -> dict
             "platform": platform.platform(),
             "python": platform.python_version(),
             "python_implementation": platform.python_implementation(),
+            "limits": None if limits is None else {
+                "bandwidth_gb_s": limits.bandwidth_gb_s,
+                "peak_float32_gflop_s": limits.peak_gflop_s,
+                "threads": limits.threads,
+                "how": limits.how,
+            },
         },
         "libraries": {
             lib.name: {
@@ -306,7 +338,7 @@ def results_json(rows, libraries, settings, busy: bool, argv: list[str]) -> dict
                 "name": case.name,
                 "bytes": case.bytes or None,
                 "flops": case.flops or None,
-                "results": {name: result_json(case, r) for name, r in results.items()},
+                "results": {name: result_json(case, r, limits) for name, r in results.items()},
                 "ratios": {f"{a}/{b}": ratio(results, a, b) for a, b in RATIOS},
             }
             for case, results in rows
@@ -337,6 +369,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--markdown", action="store_true",
                         help="also print the table as markdown, for the README")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--no-limits", action="store_true",
+                        help="skip measuring the machine's bandwidth and peak (~2 s)")
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -367,6 +401,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         settings = replace(settings, repeats=args.repeat)
     libraries = {name: load_library(name) for name in LIBRARIES}
     progress(describe_libraries(libraries))
+    limits = None
+    if not args.no_limits and any(case.bytes or case.flops for case in cases):
+        # measured before the busy neighbour starts: the hardware's limits, not what is left
+        threads = libraries["ember"].num_threads or timing.usable_cpus()
+        limits = machine_limits.measure({name: lib.module for name, lib in libraries.items()
+                                         if name != "ember" and lib.module is not None}, threads)
+        progress(describe_limits(limits))
 
     rows = []
     with timing.busy_neighbour(args.busy):
@@ -377,10 +418,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             progress("  ".join(f"{name} {format_result(case, r)}" for name, r in results.items()))
             rows.append((case, results))
 
-    print(report(rows, libraries, settings, args.busy, args.markdown))
+    print(report(rows, libraries, settings, args.busy, args.markdown, limits))
     path = args.json or RESULTS_DIR / ("latest-busy.json" if args.busy else "latest.json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_json(rows, libraries, settings, args.busy, argv),
+    path.write_text(json.dumps(results_json(rows, libraries, settings, args.busy, argv, limits),
                                indent=2, ensure_ascii=False) + "\n")
     progress(f"wrote {path}")
     return 0

@@ -121,8 +121,10 @@ class Text:
         return self.data[windows], self.data[windows + 1]
 
 
-def make_training(torch, steps: int, batch: int = 16, context: int = 64, lr: float = 1e-2, seed: int = 0, **model):
-    """(model, text, one training step returning the loss as a float, generator)."""
+def make_training(torch, steps: int, batch: int = 16, context: int = 64, lr: float = 1e-2, seed: int = 0,
+                  autocast_dtype=None, **model):
+    """(model, text, one training step returning the loss as a float, generator). With
+    autocast_dtype (torch.bfloat16), forward and loss run under CPU autocast in it."""
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     text = Text(torch)
@@ -135,7 +137,11 @@ def make_training(torch, steps: int, batch: int = 16, context: int = 64, lr: flo
 
     def step() -> float:
         x, y = text.batch(batch, context, generator)
-        _, loss = net(x, y)
+        if autocast_dtype is None:
+            _, loss = net(x, y)
+        else:
+            with torch.autocast("cpu", dtype=autocast_dtype):
+                _, loss = net(x, y)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
