@@ -55,6 +55,42 @@ struct Traits<T, ReduceOp::amin> {
   static Acc lift(T x) { return Acc(x); }
   static Acc combine(Acc a, Acc b) { return min_nan(a, b); }
 };
+// The norms' folds (linalg.vector_norm of ord 2, 1, inf, -inf): the element's square or
+// magnitude enters the accumulator directly, one pass over the input where abs(x) and
+// x * x were tensors of their own.
+template <class T>
+struct Traits<T, ReduceOp::sumsq> : Traits<T, ReduceOp::sum> {
+  using Acc = wide_t<T>;
+  static Acc lift(T x) {
+    Acc v = Acc(compute_t<T>(x));
+    return mul_wrap(v, v);
+  }
+};
+template <class T>
+struct Traits<T, ReduceOp::asum> : Traits<T, ReduceOp::sum> {
+  using Acc = wide_t<T>;
+  static Acc lift(T x) {
+    Acc v = Acc(compute_t<T>(x));
+    return v < 0 ? Acc(0) - v : v;
+  }
+};
+template <class T>
+struct Traits<T, ReduceOp::amax_abs> : Traits<T, ReduceOp::amax> {
+  using Acc = compute_t<T>;
+  static Acc identity() { return Acc(0); }  // |x| >= 0; vector_norm refuses an empty inf norm
+  static Acc lift(T x) {
+    Acc v = Acc(x);
+    return v < 0 ? Acc(0) - v : v;
+  }
+};
+template <class T>
+struct Traits<T, ReduceOp::amin_abs> : Traits<T, ReduceOp::amin> {
+  using Acc = compute_t<T>;
+  static Acc lift(T x) {
+    Acc v = Acc(x);
+    return v < 0 ? Acc(0) - v : v;
+  }
+};
 template <class T>
 struct Traits<T, ReduceOp::all> {
   using Acc = bool;
@@ -78,9 +114,10 @@ void fold(const Loop& loop, int64_t begin, int64_t end) {
   using Acc = typename Tr::Acc;
   auto rows = [](char** p, const int64_t* s, int64_t n) {
     if (s[1] == 0) {
-      // horizontal: 8 independent partial results let the compiler vectorize and keep
-      // float sums accurate over long runs
-      constexpr int K = 8;
+      // horizontal: independent partial results (four vectors of floating accumulators,
+      // eight otherwise) let the compiler vectorize, hide the adds' latency and keep float
+      // sums accurate over long runs
+      constexpr int K = std::is_floating_point_v<Acc> ? int(128 / sizeof(Acc)) : 8;
       Acc r[K];
       for (int k = 0; k < K; ++k) r[k] = Tr::identity();
       int64_t i = 0;

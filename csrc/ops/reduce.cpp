@@ -283,10 +283,11 @@ Tensor variance(const Tensor& self, std::optional<IntList> dim, double correctio
   check_float(self, op);
   const bool cx = is_complex(self.dtype());
   Dims mask = reduced_mask(self, dim, op);
-  Tensor x = to_dtype(self, cx ? ScalarType::ComplexDouble : ScalarType::Float64, false, false, std::nullopt);
   const int64_t n = reduced_count(self, mask);
-  Tensor mean = div_Tensor(fold(ReduceOp::sum, x, mask), wrapped_number(Scalar(double(n))));
-  Tensor diff = sub_Tensor(x, mean, Scalar(int64_t(1)));
+  // the sum folds the input as it is (float64 accumulators); x - mean promotes to the
+  // float64 mean, so no converted copy of the input is made, and the squares fold straight
+  Tensor mean = div_Tensor(fold(ReduceOp::sum, self, mask), wrapped_number(Scalar(double(n))));
+  Tensor diff = sub_Tensor(self, mean, Scalar(int64_t(1)));
   Tensor var;
   if (cx) {
     // |d|^2 = re^2 + im^2: fold the squared (..., 2) real view over mask and its last dim
@@ -295,7 +296,7 @@ Tensor variance(const Tensor& self, std::optional<IntList> dim, double correctio
     parts_mask.push_back(1);
     var = view(fold(ReduceOp::sum, mul_Tensor(parts, parts), parts_mask), keep_shape(self, mask));
   } else {
-    var = fold(ReduceOp::sum, mul_Tensor(diff, diff), mask);
+    var = fold(ReduceOp::sumsq, diff, mask);
   }
   var = div_Tensor(var, wrapped_number(Scalar(std::max(0.0, double(n) - correction))));
   if (mean_out) *mean_out = finish(mean, self, mask, keepdim, self.dtype(), Out{}, op);
@@ -530,20 +531,23 @@ Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<I
   Tensor x = as_dtype(self, dtype);
   Dims mask = reduced_mask(x, dim, "linalg.vector_norm");
   const double p = ord.to_double();
-  Tensor a = abs(x, Out{});
+  // the orders 2, 1 and ±inf fold |x| or x² straight from a real input; a complex one
+  // folds its magnitudes
+  Tensor a = is_complex(x.dtype()) ? abs(x, Out{}) : x;
   Tensor r;
   if (std::isinf(p)) {
     if (x.numel() == 0 || reduced_count(x, mask) == 0)
       EMBER_CHECK(false, Runtime, "linalg.vector_norm cannot compute the ", p > 0 ? "inf" : "-inf",
                   " norm on an empty tensor because the operation does not have an identity");
-    r = fold(p > 0 ? ReduceOp::amax : ReduceOp::amin, a, mask);
+    r = fold(p > 0 ? ReduceOp::amax_abs : ReduceOp::amin_abs, a, mask);
   } else if (p == 0) {
     r = fold(ReduceOp::sum, ne_Tensor(a, wrapped_number(Scalar(int64_t(0))), Out{}), mask);
   } else if (p == 1) {
-    r = fold(ReduceOp::sum, a, mask);
+    r = fold(ReduceOp::asum, a, mask);
   } else if (p == 2) {
-    r = sqrt(fold(ReduceOp::sum, mul_Tensor(a, a, Out{}), mask), Out{});
+    r = sqrt(fold(ReduceOp::sumsq, a, mask), Out{});
   } else {
+    a = abs(a, Out{});
     Tensor s = fold(ReduceOp::sum, pow_Tensor(a, wrapped_number(Scalar(p)), Out{}), mask);
     r = pow_Tensor(s, wrapped_number(Scalar(1.0 / p)), Out{});
   }
