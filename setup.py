@@ -8,6 +8,7 @@ import os
 import shlex
 import shutil
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -85,6 +86,35 @@ def up_to_date(obj: Path, src: Path) -> bool:
     return all(Path(d).exists() and Path(d).stat().st_mtime <= stamp for d in [str(src), *deps])
 
 
+def ccache():
+    """ccache's path where it is installed (EMBER_NO_CCACHE=1 declines it): a rebuild of
+    unchanged sources, after a `git stash` or a branch switch, then costs no compiling."""
+    if os.environ.get("EMBER_NO_CCACHE", "") not in ("", "0"):
+        return None
+    return shutil.which("ccache")
+
+
+def record_compile_times(path: Path, times) -> None:
+    """Each translation unit's compile time (wall seconds, beside the others running), the
+    slowest first, into build/.../compile_times.txt: what to split or slim next. Units not
+    recompiled keep their last time."""
+    known = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            seconds, _, name = line.partition(" ")
+            try:
+                known[name] = float(seconds)
+            except ValueError:
+                pass
+    known.update(times)
+    path.write_text("".join(f"{seconds:7.1f} {name}\n" for name, seconds in
+                            sorted(known.items(), key=lambda item: -item[1])))
+    if times:
+        slowest = sorted(times, key=lambda item: -item[1])[:3]
+        print("ember: slowest units: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest),
+              flush=True)
+
+
 class BuildExt(build_ext):
     def run(self):
         for ext in self.extensions:
@@ -138,18 +168,24 @@ class BuildExt(build_ext):
 
             def one(item):
                 obj, (src, ext_) = item
+                start = time.perf_counter()
                 compiler._compile(obj, src, ext_, cc_args, extra_postargs + ["-MMD", "-MF", obj + ".d"], pp_opts)
+                return os.path.relpath(src, ROOT), time.perf_counter() - start
 
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-                for _ in pool.map(one, todo):
-                    pass
+                times = list(pool.map(one, todo))
             flags_file.write_text(flags_now)
+            record_compile_times(Path(self.build_temp) / "compile_times.txt", times)
             return objects
 
         compiler.compile = parallel_compile
+        launcher = ccache()
         for attr in ("compiler_so", "compiler_so_cxx"):  # drop Python's -g: debug info triples build time
             if hasattr(compiler, attr):
-                setattr(compiler, attr, [f for f in getattr(compiler, attr) if f not in ("-g", "-O2")])
+                command = [f for f in getattr(compiler, attr) if f not in ("-g", "-O2")]
+                if launcher and command and os.path.basename(command[0]) != "ccache":
+                    command = [launcher, *command]
+                setattr(compiler, attr, command)
         super().build_extension(ext)
 
 

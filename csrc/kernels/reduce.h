@@ -20,6 +20,9 @@ struct Kernels {
   static void init(ReduceOp op, char* acc, int64_t n);  // n accumulators set to the identity
   static void run(ReduceOp op, const Loop& loop, int64_t begin, int64_t end);
   static void combine(ReduceOp op, char* acc, const char* part, int64_t n);  // acc[i] op= part[i]
+  // A variance's second pass over a Loop of {in, mean, acc}, mean and acc float64 and
+  // restrided like acc: acc += (x - mean)², in float64.
+  static void centered_sumsq(const Loop& loop, int64_t begin, int64_t end);
 };
 
 }  // namespace ember::kernels::reduce

@@ -1,4 +1,5 @@
 #pragma once
+#include <cmath>
 #include <limits>
 #include "kernels/math.h"
 #include "kernels/reduce.h"
@@ -55,6 +56,14 @@ struct Traits<T, ReduceOp::amin> {
   static Acc lift(T x) { return Acc(x); }
   static Acc combine(Acc a, Acc b) { return min_nan(a, b); }
 };
+// |v|: fabs for floats (so -0.0 gives +0.0), identity for bool and unsigned types.
+template <class A>
+inline A magnitude(A v) {
+  if constexpr (std::is_floating_point_v<A>) return std::fabs(v);
+  else if constexpr (std::is_unsigned_v<A> || std::is_same_v<A, bool>) return v;
+  else return v < 0 ? A(A(0) - v) : v;
+}
+
 // The norms' folds (linalg.vector_norm of ord 2, 1, inf, -inf): the element's square or
 // magnitude enters the accumulator directly, one pass over the input where abs(x) and
 // x * x were tensors of their own.
@@ -69,27 +78,18 @@ struct Traits<T, ReduceOp::sumsq> : Traits<T, ReduceOp::sum> {
 template <class T>
 struct Traits<T, ReduceOp::asum> : Traits<T, ReduceOp::sum> {
   using Acc = wide_t<T>;
-  static Acc lift(T x) {
-    Acc v = Acc(compute_t<T>(x));
-    return v < 0 ? Acc(0) - v : v;
-  }
+  static Acc lift(T x) { return magnitude(Acc(compute_t<T>(x))); }
 };
 template <class T>
 struct Traits<T, ReduceOp::amax_abs> : Traits<T, ReduceOp::amax> {
   using Acc = compute_t<T>;
   static Acc identity() { return Acc(0); }  // |x| >= 0; vector_norm refuses an empty inf norm
-  static Acc lift(T x) {
-    Acc v = Acc(x);
-    return v < 0 ? Acc(0) - v : v;
-  }
+  static Acc lift(T x) { return magnitude(Acc(x)); }
 };
 template <class T>
 struct Traits<T, ReduceOp::amin_abs> : Traits<T, ReduceOp::amin> {
   using Acc = compute_t<T>;
-  static Acc lift(T x) {
-    Acc v = Acc(x);
-    return v < 0 ? Acc(0) - v : v;
-  }
+  static Acc lift(T x) { return magnitude(Acc(x)); }
 };
 template <class T>
 struct Traits<T, ReduceOp::all> {
@@ -148,6 +148,39 @@ void fold(const Loop& loop, int64_t begin, int64_t end) {
       for (int64_t i = 0; i < n; ++i) {
         Acc& acc = at<Acc>(p[1], s[1], i);
         acc = Tr::combine(acc, Tr::lift(load<T>(p[0] + i * s[0])));
+      }
+    }
+  };
+  loop_range(loop, begin, end, rows);
+}
+
+template <class T>
+void Kernels<T>::centered_sumsq(const Loop& loop, int64_t begin, int64_t end) {
+  auto rows = [](char** p, const int64_t* s, int64_t n) {
+    if (s[1] == 0 && s[2] == 0) {  // horizontal: one mean, sixteen partial sums
+      const double m = *reinterpret_cast<const double*>(p[1]);
+      constexpr int K = 16;
+      double r[K] = {};
+      int64_t i = 0;
+      if (s[0] == int64_t(sizeof(T)) && !std::is_same_v<T, bool>) {
+        const T* a = reinterpret_cast<const T*>(p[0]);
+        for (; i + K <= n; i += K)
+          for (int k = 0; k < K; ++k) {
+            const double d = double(compute_t<T>(a[i + k])) - m;
+            r[k] += d * d;
+          }
+      }
+      for (; i < n; ++i) {
+        const double d = double(compute_t<T>(load<T>(p[0] + i * s[0]))) - m;
+        r[0] += d * d;
+      }
+      double total = 0;
+      for (int k = 0; k < K; ++k) total += r[k];
+      *reinterpret_cast<double*>(p[2]) += total;
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const double d = double(compute_t<T>(load<T>(p[0] + i * s[0]))) - at<double>(p[1], s[1], i);
+        at<double>(p[2], s[2], i) += d * d;
       }
     }
   };

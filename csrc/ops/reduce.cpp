@@ -65,15 +65,18 @@ void visit(ScalarType t, F&& f) {
   launch(t, [&](auto tag) { f(tag); });
 }
 
-// Runs K's fold of self into acc (keep_shape, initialized here): the loop planning and
-// threading shared by the real kernels (kernels::reduce::Kernels<T>) and the complex
-// ones (kernels::complex::Reduce<R>).
-template <class K>
-void fold_into(ReduceOp op, const Tensor& self, const Dims& mask, const Tensor& acc) {
+// The loop planning and threading of a fold of self over mask into acc (keep_shape):
+// `init(acc, n)` sets n accumulators to the identity, `run(loop, begin, end)` folds the
+// loop's elements [begin, end) into its last operand, the accumulator, and
+// `combine(acc, part, n)` folds one thread's private accumulators into acc. `centre`,
+// when given, is one more operand of keep_shape read beside self (a variance's mean).
+template <class Init, class Run, class Combine>
+void fold_planned(const Tensor& self, const Dims& mask, const Tensor& acc, const Tensor* centre, Init&& init,
+                  Run&& run, Combine&& combine) {
   const int64_t nout = acc.numel();
-  K::init(op, acc.data(), nout);
+  init(acc.data(), nout);
   if (self.numel() == 0) return;
-  if (self.is_contiguous() && nout == 1 && self.numel() < kGrainSize) {
+  if (!centre && self.is_contiguous() && nout == 1 && self.numel() < kGrainSize) {
     // a small full reduction: one contiguous run, no views or loop planning
     check_bounds(self);
     kernels::Loop loop;
@@ -86,7 +89,7 @@ void fold_into(ReduceOp op, const Tensor& self, const Dims& mask, const Tensor& 
     loop.data[1] = acc.data();
     loop.storages[0] = self.storage().get();
     loop.storages[1] = acc.storage().get();
-    K::run(op, loop, 0, loop.numel);
+    run(loop, 0, loop.numel);
     return;
   }
   Dims strides(self.dim());
@@ -95,19 +98,21 @@ void fold_into(ReduceOp op, const Tensor& self, const Dims& mask, const Tensor& 
     strides[d] = mask[d] ? 0 : step;
     if (!mask[d]) step *= self.sizes()[d];
   }
-  Tensor view = make_view(acc, Dims(self.sizes()), std::move(strides), 0);
-  kernels::Loop loop = kernels::make_loop({&self, &view});
+  Tensor view = make_view(acc, Dims(self.sizes()), Dims(strides), 0);
+  Tensor centre_view = centre ? make_view(*centre, Dims(self.sizes()), Dims(strides), 0) : Tensor();
+  kernels::Loop loop = centre ? kernels::make_loop({&self, &centre_view, &view}) : kernels::make_loop({&self, &view});
+  const int a = loop.nops - 1;  // the accumulator operand
   kernels::LongLoop long_loop(loop);
   const int64_t n = loop.numel;
   const int threads = get_num_threads();
   const int last = loop.ndim - 1;
   if (n < 2 * kGrainSize || threads == 1) {
-    K::run(op, loop, 0, n);
-  } else if (last >= 0 && loop.strides[last][1] != 0 && loop.shape[last] >= threads) {
+    run(loop, 0, n);
+  } else if (last >= 0 && loop.strides[last][a] != 0 && loop.shape[last] >= threads) {
     // the outermost dim is kept: its slices write disjoint accumulators
     const int64_t inner = n / loop.shape[last];
     parallel_for(0, loop.shape[last], std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
-      K::run(op, loop, b * inner, e * inner);
+      run(loop, b * inner, e * inner);
     });
   } else if (nout * threads <= n) {
     // few accumulators: each thread folds a chunk into its own copy, combined in order
@@ -117,15 +122,43 @@ void fold_into(ReduceOp op, const Tensor& self, const Dims& mask, const Tensor& 
     parallel_for(0, threads, 1, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         kernels::Loop mine = loop;
-        mine.data[1] = parts.data() + t * acc_bytes;
-        K::init(op, mine.data[1], nout);
-        K::run(op, mine, std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
+        mine.data[a] = parts.data() + t * acc_bytes;
+        init(mine.data[a], nout);
+        run(mine, std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
       }
     });
-    for (int t = 0; t < threads; ++t) K::combine(op, acc.data(), parts.data() + t * acc_bytes, nout);
+    for (int t = 0; t < threads; ++t) combine(acc.data(), parts.data() + t * acc_bytes, nout);
   } else {
-    K::run(op, loop, 0, n);
+    run(loop, 0, n);
   }
+}
+
+// Runs K's fold of self into acc: the real kernels (kernels::reduce::Kernels<T>) and the
+// complex ones (kernels::complex::Reduce<R>) share fold_planned.
+template <class K>
+void fold_into(ReduceOp op, const Tensor& self, const Dims& mask, const Tensor& acc) {
+  fold_planned(
+      self, mask, acc, nullptr, [&](char* a, int64_t n) { K::init(op, a, n); },
+      [&](const kernels::Loop& loop, int64_t b, int64_t e) { K::run(op, loop, b, e); },
+      [&](char* a, const char* part, int64_t n) { K::combine(op, a, part, n); });
+}
+
+// The sum of (x - mean)² over mask into float64 accumulators, mean (keep_shape, float64)
+// read beside each element: a variance's second pass, reading the input as it is.
+Tensor centered_sumsq(const Tensor& self, const Tensor& mean, const Dims& mask) {
+  Tensor acc = empty_tensor(keep_shape(self, mask), ScalarType::Float64);
+  visit(self.dtype(), [&](auto tag) {
+    using K = kernels::reduce::Kernels<typename decltype(tag)::type>;
+    fold_planned(
+        self, mask, acc, &mean, [](char* a, int64_t n) { std::fill_n(reinterpret_cast<double*>(a), n, 0.0); },
+        [](const kernels::Loop& loop, int64_t b, int64_t e) { K::centered_sumsq(loop, b, e); },
+        [](char* a, const char* part, int64_t n) {
+          auto* x = reinterpret_cast<double*>(a);
+          auto* y = reinterpret_cast<const double*>(part);
+          for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+        });
+  });
+  return acc;
 }
 
 // Folds self over the masked dims into a fresh accumulator of keep_shape (acc dtype:
@@ -284,19 +317,19 @@ Tensor variance(const Tensor& self, std::optional<IntList> dim, double correctio
   const bool cx = is_complex(self.dtype());
   Dims mask = reduced_mask(self, dim, op);
   const int64_t n = reduced_count(self, mask);
-  // the sum folds the input as it is (float64 accumulators); x - mean promotes to the
-  // float64 mean, so no converted copy of the input is made, and the squares fold straight
+  // Two passes over the input as it is, each folding into float64 accumulators: the sum,
+  // then the squared deviations from the mean (a real input; a complex one forms them)
   Tensor mean = div_Tensor(fold(ReduceOp::sum, self, mask), wrapped_number(Scalar(double(n))));
-  Tensor diff = sub_Tensor(self, mean, Scalar(int64_t(1)));
   Tensor var;
   if (cx) {
+    Tensor diff = sub_Tensor(self, mean, Scalar(int64_t(1)));
     // |d|^2 = re^2 + im^2: fold the squared (..., 2) real view over mask and its last dim
     Tensor parts = view_as_real(diff);
     Dims parts_mask(mask);
     parts_mask.push_back(1);
     var = view(fold(ReduceOp::sum, mul_Tensor(parts, parts), parts_mask), keep_shape(self, mask));
   } else {
-    var = fold(ReduceOp::sumsq, diff, mask);
+    var = centered_sumsq(self, contiguous(mean, MemoryFormat::Contiguous), mask);
   }
   var = div_Tensor(var, wrapped_number(Scalar(std::max(0.0, double(n) - correction))));
   if (mean_out) *mean_out = finish(mean, self, mask, keepdim, self.dtype(), Out{}, op);
@@ -536,9 +569,16 @@ Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<I
   Tensor a = is_complex(x.dtype()) ? abs(x, Out{}) : x;
   Tensor r;
   if (std::isinf(p)) {
-    if (x.numel() == 0 || reduced_count(x, mask) == 0)
-      EMBER_CHECK(false, Runtime, "linalg.vector_norm cannot compute the ", p > 0 ? "inf" : "-inf",
+    const char* name = p > 0 ? "inf" : "-inf";
+    if (!dim || dim->empty()) {
+      EMBER_CHECK(x.numel() > 0, Runtime, "linalg.vector_norm cannot compute the ", name,
                   " norm on an empty tensor because the operation does not have an identity");
+    } else {
+      for (int64_t d : *dim)  // torch's message names the dim as given, with no space after it
+        EMBER_CHECK(x.dim() == 0 || x.sizes()[wrap_dim(d, x.dim())] > 0, Runtime, "linalg.vector_norm cannot compute the ",
+                    name, " norm on the dimension ", d,
+                    "because this dimension is empty and the operation does not have an identity");
+    }
     r = fold(p > 0 ? ReduceOp::amax_abs : ReduceOp::amin_abs, a, mask);
   } else if (p == 0) {
     r = fold(ReduceOp::sum, ne_Tensor(a, wrapped_number(Scalar(int64_t(0))), Out{}), mask);
