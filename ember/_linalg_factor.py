@@ -18,6 +18,7 @@ from fractions import Fraction
 from . import _C
 from .autograd.grad_mode import no_grad
 from .linalg import _into, _named, _structseq, _type_name, inv, matrix_norm, solve, svdvals
+from . import _autocast
 
 _lu_factor = _structseq("linalg_lu_factor", "_lu_factor", ["LU", "pivots"])
 _lu = _structseq("linalg_lu", "_lu", ["P", "L", "U"])
@@ -110,6 +111,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return _native(_C.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots), out)
 
 
+@_autocast.fp32
 def _lu_legacy(A, pivot=True, get_infos=False, out=None):
     """torch.lu: (LU, pivots), or (LU, pivots, infos) with get_infos; never raises for a
     singular matrix (deprecated in torch for linalg.lu_factor(_ex))."""
@@ -124,6 +126,7 @@ def _lu_legacy(A, pivot=True, get_infos=False, out=None):
     return _lu_with_info(results) if get_infos else results
 
 
+@_autocast.fp32
 def _lu_solve_legacy(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU_data, LU_pivots, b)."""
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed in a future "
@@ -147,6 +150,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     return X if out is None else _into(out, X, _out_message("linalg.solve_triangular"))
 
 
+@_autocast.fp32
 def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve: (solution of op(A) X = b, a copy of A broadcast to the batch);
     deprecated in torch for linalg.solve_triangular."""
@@ -167,6 +171,7 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
     return _triangular_solve_t((X, M))
 
 
+@_autocast.fp32
 def _cholesky_solve(B, L, upper=False, *, out=None):
     """torch.cholesky_solve: X with A X = B for A = L L^H (upper: A = U^H U) given its
     Cholesky factor; two triangular solves, batch dims broadcast.
@@ -191,6 +196,7 @@ def _cholesky_solve(B, L, upper=False, *, out=None):
     return X if out is None else _into(out, X, _out_message("cholesky_solve"))
 
 
+@_autocast.fp32
 def _cholesky_inverse(L, upper=False, *, out=None):
     """torch.cholesky_inverse: the inverse of A = L L^H (upper: U^H U) from its Cholesky factor.
 
@@ -209,6 +215,7 @@ def _cholesky_inverse(L, upper=False, *, out=None):
     return X if out is None else _into(out, X, _out_message("cholesky_inverse"))
 
 
+@_autocast.fp32
 def _cholesky_legacy(input, upper=False, *, out=None):
     """torch.cholesky (deprecated in torch for linalg.cholesky)."""
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
@@ -266,6 +273,7 @@ def householder_product(A, tau, *, out=None):
     return Q if out is None else _into(out, Q, _out_message("linalg.householder_product"))
 
 
+@_autocast.fp32
 def _orgqr(input, tau):
     """torch.orgqr: linalg.householder_product."""
     return householder_product(input, tau)
@@ -417,6 +425,7 @@ def matrix_exp(A):
 _COND_ORDS = (None, "fro", "nuc", float("inf"), float("-inf"), 1, -1, 2, -2)
 
 
+@_autocast.fp32
 def cond(A, p=None, *, out=None):
     """The condition number of each matrix in the p-norm: for p None, 2 or -2 the ratio
     of extreme singular values (any shape), for 'nuc' from the singular values too,
@@ -457,6 +466,7 @@ def _prod(shape):
     return p
 
 
+@_autocast.fp32
 def tensorinv(A, ind=2, *, out=None):
     """The inverse of A under tensordot over ind dims: A viewed as a
     prod(shape[:ind]) x prod(shape[ind:]) matrix, inverted, shaped shape[ind:] + shape[:ind].
@@ -475,6 +485,7 @@ def tensorinv(A, ind=2, *, out=None):
     return inv(A.reshape(_prod(rows), _prod(cols))).reshape(cols + rows)
 
 
+@_autocast.fp32
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B: A's dims listed in dims moved last first, then
     A viewed as a prod(B.shape) x prod(the rest) matrix.

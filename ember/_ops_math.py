@@ -12,6 +12,7 @@ from . import _C
 from ._functional import broadcast_tensors
 from .autograd import Function, grad_mode
 from .linalg import _named, _structseq, _type_name
+from . import _autocast
 
 _histogram = _structseq("histogram", "_histogram", ["hist", "bin_edges"])
 _histogramdd = _structseq("histogramdd", "_histogramdd", ["hist", "bin_edges"])
@@ -193,6 +194,7 @@ def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan):
     return _out(result, out)
 
 
+@_autocast.fp32
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles of input (over dim, or all of it), interpolating between the
     two nearest values as interpolation says; a NaN makes its slice's result NaN.
@@ -203,6 +205,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return _quantile(input, q, dim, keepdim, interpolation, out, False)
 
 
+@_autocast.fp32
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile ignoring NaNs (NaN only where a slice is all NaN).
 

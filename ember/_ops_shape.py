@@ -12,6 +12,7 @@ import itertools
 import os
 
 from . import _C
+from . import _autocast
 
 # ---------------------------------------------------------------- helpers
 
@@ -889,6 +890,7 @@ def linalg_vander(x, *, N=None):
     return _vander_columns(x.to(_vander_dtype(x)), N)
 
 
+@_autocast.lower_precision
 def linalg_vecdot(x, y, *, dim=-1, out=None):
     """The dot product of x and y along dim (broadcast): sum(conj(x) * y).
 

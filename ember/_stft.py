@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 import ember
+from . import _autocast
 
 
 def _window(window, win_length, n_fft, dtype, name):
@@ -24,6 +25,7 @@ def _window(window, win_length, n_fft, dtype, name):
     return w
 
 
+@_autocast.fp32
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The short-time Fourier transform: (freq, frames) or (batch, freq, frames)."""

@@ -16,6 +16,7 @@ import warnings
 from . import _C
 from ._constants import contiguous_format
 from .linalg import _named, _structseq
+from . import _autocast
 
 _svd = _structseq("svd", "_svd", ["U", "S", "V"])
 _qr = _structseq("qr", "_qr", ["Q", "R"])
@@ -215,6 +216,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
 
 # ---- legacy linalg ----
 
+@_autocast.fp32
 def svd(input, some=True, compute_uv=True, *, out=None):
     """(U, S, V) with input = U diag(S) V^H (V, not linalg.svd's Vh): reduced when some,
     full otherwise; without compute_uv, U and V are zero-filled (full shapes).
@@ -240,6 +242,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return _named(_svd, results, out)
 
 
+@_autocast.fp32
 def qr(input, some=True, *, out=None):
     """(Q, R) with input = Q R, deprecated in favour of linalg.qr(input, 'reduced' if some
     else 'complete')."""
@@ -438,7 +441,9 @@ def is_vulkan_available() -> bool:
 
 
 def clear_autocast_cache() -> None:
-    """Nothing to clear: ember's autocast casts nothing, so it caches nothing."""
+    """Drops this thread's cached autocast casts (the outermost autocast block's exit does)."""
+    from . import _C
+    _C._autocast_clear_cache()
 
 
 def _autocast_getter(device, dtype_of):
@@ -812,6 +817,7 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners, d
     return F.grid_sample(input, grid, _INTERPOLATION[interpolation_mode], _PADDING[padding_mode], align_corners)
 
 
+@_autocast.fp32
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """F.grid_sample with modes as integers: interpolation 0 bilinear, 1 nearest, 2 bicubic;
     padding 0 zeros, 1 border, 2 reflection."""

@@ -12,6 +12,7 @@ refuses them on CPU) and out=.
 from __future__ import annotations
 
 import ember
+from . import _autocast
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
@@ -173,31 +174,37 @@ def _c2c_nd(name, input, s, dim, norm, forward, out):
     return _finish(ember._fft_c2c(x, dims, _norm_mode(norm, forward), forward), out, name)
 
 
+@_autocast.fp32
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D discrete Fourier transform of input along dim (torch.fft.fft)."""
     return _c2c_1d("fft", input, n, dim, norm, True, out)
 
 
+@_autocast.fp32
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D inverse discrete Fourier transform of input along dim (torch.fft.ifft)."""
     return _c2c_1d("ifft", input, n, dim, norm, False, out)
 
 
+@_autocast.fp32
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-D discrete Fourier transform over dim (default: all, or the last len(s))."""
     return _c2c_nd("fftn", input, s, dim, norm, True, out)
 
 
+@_autocast.fp32
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-D inverse discrete Fourier transform over dim."""
     return _c2c_nd("ifftn", input, s, dim, norm, False, out)
 
 
+@_autocast.fp32
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D discrete Fourier transform over dim (default the last two)."""
     return _c2c_nd("fft2", input, s, dim, norm, True, out)
 
 
+@_autocast.fp32
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D inverse discrete Fourier transform over dim (default the last two)."""
     return _c2c_nd("ifft2", input, s, dim, norm, False, out)
@@ -211,6 +218,7 @@ def _r2c(name, input, shape, dims, norm, forward, out):
     return _finish(y if forward else y.conj(), out, name)
 
 
+@_autocast.fp32
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D DFT of a real input: the n // 2 + 1 non-negative frequencies."""
     x = _real_input(input, "rfft")
@@ -218,6 +226,7 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _r2c("rfft", x, [n], [d], norm, True, out)
 
 
+@_autocast.fp32
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of hfft: the one-sided inverse DFT of a real input."""
     x = _real_input(input, "ihfft")
@@ -233,11 +242,13 @@ def _r2c_nd(name, input, s, dim, norm, forward, out):
     return _r2c(name, x, shape, dims, norm, forward, out)
 
 
+@_autocast.fp32
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-D DFT of a real input, one-sided along the last of dim."""
     return _r2c_nd("rfftn", input, s, dim, norm, True, out)
 
 
+@_autocast.fp32
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D DFT of a real input, one-sided along the last of dim."""
     return _r2c_nd("rfft2", input, s, dim, norm, True, out)
@@ -266,6 +277,7 @@ def _c2r(name, input, shape, dims, last_size, norm, forward, out):
     return _finish(ember._fft_c2r(x, dims, _norm_mode(norm, forward), last_size), out, name)
 
 
+@_autocast.fp32
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of rfft: n real outputs (default 2 * (m - 1)) from m one-sided inputs."""
     x = _complex_input(input, "irfft")
@@ -274,6 +286,7 @@ def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _c2r("irfft", x, [n], [d], n, norm, False, out)
 
 
+@_autocast.fp32
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The DFT of a Hermitian-symmetric signal given by its one-sided half: n real outputs."""
     x = _complex_input(input, "hfft")
@@ -300,11 +313,13 @@ def _c2r_shape_and_dims(x, s, dim, name):
     return shape, dims
 
 
+@_autocast.fp32
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of rfftn: real output, the last signal size 2 * (m - 1) by default."""
     return _c2r_nd("irfftn", input, s, dim, norm, False, out)
 
 
+@_autocast.fp32
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of rfft2."""
     return _c2r_nd("irfft2", input, s, dim, norm, False, out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator as _operator
 
 from . import _C
+from . import _autocast
 
 # torch.linalg.LinAlgError: a RuntimeError raised for a singular or not positive-definite
 # input (C++ ember::LinAlgError, core/linalg_error.h).
@@ -103,6 +104,7 @@ def slogdet(A, *, out=None):
     return _named(_slogdet, _C.linalg_slogdet(A), out)
 
 
+@_autocast.fp32
 def qr(A, mode="reduced", *, out=None):
     """(Q, R) with A = Q @ R; mode 'reduced', 'complete' or 'r'.
 
@@ -112,6 +114,7 @@ def qr(A, mode="reduced", *, out=None):
     return _named(_qr, _C.linalg_qr(A, mode), out)
 
 
+@_autocast.fp32
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """(U, S, Vh) with A = U @ diag(S) @ Vh, S descending.
 
@@ -243,6 +246,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return _C.matmul(_C.mul(_adjoint(Vh), S_inv.unsqueeze(-2)), _adjoint(U))
 
 
+@_autocast.fp32
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """The number of singular values above max(atol, rtol * largest), as int64.
 
@@ -528,6 +532,7 @@ _lstsq = _structseq("linalg_lstsq", "_lstsq", ["solution", "residuals", "rank", 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@_autocast.fp32
 def lstsq(A, B, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values): X minimizing ||A @ X - B|| (the
     least-norm X when A has more columns than rows), from the SVD of A. As torch on the
@@ -625,6 +630,7 @@ def _logdet(input):
     return _C.where(_C.lt(sign, 0), _C.full_like(logabs, float("nan")), logabs)
 
 
+@_autocast.fp32
 def _pinverse(input, rcond=1e-15):
     """pinv with singular values at most rcond * the largest counted as zero."""
     return pinv(input, rtol=rcond)

@@ -171,10 +171,11 @@ def test_autocast_nests_decorates_and_checks_its_arguments():
     assert run(ember) == run(torch)
 
 
-def test_autocast_keeps_dtypes_in_ember():
-    # documented difference: torch would compute this matmul in bfloat16
-    with ember.autocast("cpu"):
-        assert (ember.ones(2, 2) @ ember.ones(2, 2)).dtype is ember.float32
+def test_autocast_casts_as_torch():
+    # the lists op by op: tests/test_autocast_cpu20.py
+    for lib in (ember, torch):
+        with lib.autocast("cpu"):
+            assert (lib.ones(2, 2) @ lib.ones(2, 2)).dtype is lib.bfloat16
     with pytest.warns(UserWarning, match="target dtype is not supported"):
         with ember.autocast("cpu", dtype=ember.float32):
             assert not ember.is_autocast_enabled("cpu")

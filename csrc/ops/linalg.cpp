@@ -95,6 +95,20 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
     else copy_(out, mul_Tensor(out, scalar_tensor(beta, dt)), false);
     return;
   }
+  if ((dt == ScalarType::BFloat16 || dt == ScalarType::Float16) && k > 0) {
+    // No bfloat16/float16 arithmetic on AVX2: both operands to float32 (bfloat16 is a
+    // 16-bit shift, float16 F16C's vcvtph2ps, in the copy kernels), one sgemm, one rounding
+    // (to nearest even) of each result: what torch's CPU products give where they
+    // accumulate in float32. A bf16/fp16 micro-kernel (AMX, AVX512-BF16/FP16) would plug
+    // in here, chosen per call by cpuid, with an environment variable to force this path.
+    const bool read_c = beta.to_double() != 0;
+    Tensor c32 = read_c ? to_dtype(out, ScalarType::Float32, false, true, MemoryFormat::Contiguous)
+                        : empty_tensor(out.sizes(), ScalarType::Float32, out.device(), "mm");
+    gemm(c32, to_dtype(a, ScalarType::Float32, false, false, std::nullopt),
+         to_dtype(b, ScalarType::Float32, false, false, std::nullopt), alpha, beta);
+    copy_(out, c32, false);
+    return;
+  }
   const bool use_blas = (floating || is_complex(dt)) && k > 0 && fits_blas_int(m) && fits_blas_int(n) && fits_blas_int(k) &&
                         out.strides()[nd - 1] == 1 && fits_blas_int(out.strides()[nd - 2]);
   kernels::linalg::BlasMat la{}, lb{};

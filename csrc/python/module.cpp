@@ -286,6 +286,7 @@ void init_module_functions(PyObject* module) {
 
 namespace ember::python {
 void init_trace(PyObject* module);  // csrc/python/trace.cpp
+void init_autocast(PyObject* module);  // csrc/python/autocast.cpp
 }
 
 PyMODINIT_FUNC PyInit__C() {
@@ -294,7 +295,7 @@ PyMODINIT_FUNC PyInit__C() {
   if (!module) return nullptr;
   try {
     for (auto init : {init_dtypes, init_tensor_type, init_storage_type, init_generator_type, init_module_functions,
-                      init_linalg, init_autograd, init_trace, init_dlpack})
+                      init_linalg, init_autograd, init_trace, init_dlpack, init_autocast})
       init(module);
   } catch (...) {
     Py_DECREF(module);

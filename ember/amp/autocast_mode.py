@@ -1,5 +1,6 @@
-"""autocast: records and restores the autocast state per device type; ember computes
-in the inputs' dtypes whatever the state (see ember.amp)."""
+"""autocast: torch's autocast context manager over ember's native, thread-local autocast
+state (csrc/core/autocast.h). While autocast('cpu') is enabled, the ops torch lists cast
+their floating arguments (Note [Autocast] in csrc/python/autocast.cpp)."""
 from __future__ import annotations
 
 import copy
@@ -9,14 +10,13 @@ import warnings
 from .. import _C
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
-                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
-_enabled = {}
-_dtype = {"cpu": _C.bfloat16, "hpu": _C.bfloat16, "xla": _C.bfloat16, "maia": _C.bfloat16}  # the rest: float16, as in torch
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")  # core/autocast.h's order
+_INDEX = {name: i for i, name in enumerate(_DEVICE_TYPES)}
 
 
 def _device_type(device_type):
     kind = device_type.split(":")[0]
-    if kind not in _DEVICE_TYPES:
+    if kind not in _INDEX:
         raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
                            f"{device_type}")
     return kind
@@ -25,30 +25,25 @@ def _device_type(device_type):
 _AUTOCAST_TYPES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "ipu", "maia", "privateuseone")
 
 
-_cache = {"enabled": True, "nesting": 0}  # torch's cache flag and count of active autocast blocks
-
-
 def is_autocast_cache_enabled() -> bool:
-    """Whether autocast blocks cache their casts (the flag only: ember casts nothing)."""
-    return _cache["enabled"]
+    """Whether autocast blocks cache the casts of float32 leaves that require grad (this thread)."""
+    return _C._autocast_cache_enabled()
 
 
 def set_autocast_cache_enabled(enabled) -> None:
     if not isinstance(enabled, bool):
         raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
-    _cache["enabled"] = enabled
+    _C._autocast_set_cache_enabled(enabled)
 
 
 def autocast_increment_nesting() -> int:
-    """One more active autocast block; returns how many there are."""
-    _cache["nesting"] += 1
-    return _cache["nesting"]
+    """One more active autocast block in this thread; returns how many there are."""
+    return _C._autocast_increment_nesting()
 
 
 def autocast_decrement_nesting() -> int:
-    """One fewer active autocast block; returns how many there are."""
-    _cache["nesting"] -= 1
-    return _cache["nesting"]
+    """One fewer active autocast block in this thread; returns how many there are."""
+    return _C._autocast_decrement_nesting()
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -58,33 +53,33 @@ def is_autocast_available(device_type: str) -> bool:
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Whether an enabled autocast block is active for device_type ('cuda' when omitted,
-    as in torch)."""
-    return _enabled.get(_device_type(device_type or "cuda"), False)
+    """Whether an enabled autocast block is active for device_type in this thread ('cuda'
+    when omitted, as in torch)."""
+    return _C._autocast_is_enabled(_INDEX[_device_type(device_type or "cuda")])
 
 
 def set_autocast_enabled(device_type, enabled=None) -> None:
     if enabled is None:  # the old form set_autocast_enabled(enabled), for cuda
         device_type, enabled = "cuda", device_type
-    _enabled[_device_type(device_type)] = bool(enabled)
+    _C._autocast_set_enabled(_INDEX[_device_type(device_type)], bool(enabled))
 
 
 def get_autocast_dtype(device_type: str):
-    """The dtype autocast would compute in for device_type."""
-    return _dtype.get(_device_type(device_type), _C.float16)
+    """The dtype autocast computes in for device_type (this thread)."""
+    return _C._autocast_get_dtype(_INDEX[_device_type(device_type)])
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    _dtype[_device_type(device_type)] = dtype
+    _C._autocast_set_dtype(_INDEX[_device_type(device_type)], dtype)
 
 
 class autocast:
-    """Context manager and decorator: `with ember.autocast("cpu"): ...` (see ember.amp:
-    the state is kept, dtypes are not changed).
+    """Context manager and decorator: inside `with ember.autocast("cpu"):` the ops torch
+    lists compute in bfloat16 (or dtype=float16), float32 or their widest input dtype.
 
-    >>> with ember.autocast("cpu", enabled=False):
+    >>> with ember.autocast("cpu"):
     ...     (ember.ones(2, 2) @ ember.ones(2, 2)).dtype
-    ember.float32
+    ember.bfloat16
     """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
@@ -117,7 +112,8 @@ class autocast:
 
     def __exit__(self, exc_type, exc, tb):
         enabled, dtype, cache_enabled = self._saved
-        autocast_decrement_nesting()
+        if autocast_decrement_nesting() == 0:  # the outermost block drops the cached casts
+            _C._autocast_clear_cache()
         set_autocast_enabled(self.device, enabled)
         set_autocast_dtype(self.device, dtype)
         set_autocast_cache_enabled(cache_enabled)
@@ -132,16 +128,51 @@ class autocast:
         return with_autocast
 
 
+def _cast_inputs(value, dtype):
+    if isinstance(value, _C.TensorBase):
+        return value.to(dtype) if value.is_floating_point() and value.dtype != _C.float64 else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_inputs(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_inputs(v, dtype) for k, v in value.items()}
+    return value
+
+
 def custom_fwd(fwd=None, *, device_type="cpu", cast_inputs=None):
-    """Decorator for a custom autograd Function's forward; ember casts nothing, so it
-    returns forward unchanged."""
+    """Decorator for a custom autograd Function's forward, as torch's: with cast_inputs,
+    inside an enabled autocast block the floating tensor arguments are cast to it and
+    forward runs with autocast off; otherwise forward runs in the caller's state, which
+    custom_bwd then gives backward."""
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
-    return fwd
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if is_autocast_enabled(device_type):
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(*_cast_inputs(args, cast_inputs), **_cast_inputs(kwargs, cast_inputs))
+        return fwd(*args, **kwargs)
+
+    return decorate_fwd
 
 
 def custom_bwd(bwd=None, *, device_type="cpu"):
-    """Decorator for a custom autograd Function's backward; returns it unchanged."""
+    """Decorator for a custom autograd Function's backward: it runs in the autocast state
+    its forward (decorated with custom_fwd) ran in."""
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=getattr(ctx, "_fwd_used_autocast", False),
+                      dtype=getattr(ctx, "_dtype", None)):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd

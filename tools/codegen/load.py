@@ -5,12 +5,12 @@ from pathlib import Path
 
 import yaml
 
-from .model import (DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, FLOAT_ELEMENTWISE, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError,
+from .model import (AUTOCAST, DTYPE_SETS, ELEMENTWISE, ENTRY_FAMILIES, FLOAT_ELEMENTWISE, OPERATORS, OUT_DTYPES, PROMOTE, DeclarationError,
                     Derivative, DType, Loc, Model, Op)
 from .schema import SchemaError, parse_schema
 
 OP_KEYS = {"func", "variants", "kernel", "doc", "aliases", "numbers", "operators", "promote", "dtypes", "manual",
-           "out_dtype", "numbers_checked", "devices"}
+           "out_dtype", "numbers_checked", "devices", "autocast"}
 DTYPE_KEYS = {"name", "enum", "cpp", "legacy", "kind", "typestr", "aliases"}
 VARIANTS = {"function", "method", "inplace", "out"}
 
@@ -76,8 +76,14 @@ def load_ops(folder: Path, root: Path) -> tuple[Op, ...]:
             devices = e.get("devices", "same")
             if devices not in ("same", "self"):
                 raise DeclarationError(loc, "devices must be 'same' (the default) or 'self'")
+            autocast = e.get("autocast")
+            if autocast is not None and autocast not in AUTOCAST:
+                raise DeclarationError(loc, f"autocast must be one of {AUTOCAST}")
+            if autocast and not any(a.type.base == "Tensor" for a in schema.arguments):
+                raise DeclarationError(loc, "autocast: the op takes no Tensor argument to cast")
             ops.append(_elementwise_fields(e, Op(schema, family, variants, e.get("kernel"), e["doc"].strip(),
-                                                 tuple(e.get("aliases", ())), loc, devices=devices)))
+                                                 tuple(e.get("aliases", ())), loc, devices=devices,
+                                                 autocast=autocast)))
     return tuple(ops)
 
 

@@ -129,6 +129,8 @@ class Op:
     numbers_checked: bool = False       # Python numbers must fit the compute dtype (torch's pow, clamp)
     devices: str = "same"               # "same": tensors must share a device; "self": the op moves
                                         # data between devices and runs on self's (copy_, to)
+    autocast: Optional[str] = None      # torch's CPU autocast policy (AUTOCAST): its wrapper casts the
+                                        # floating Tensor arguments while autocast is on
 
     @property
     def cpp_name(self) -> str:
@@ -191,6 +193,11 @@ class Op:
     @property
     def inplace_name(self) -> str:
         return self.schema.name + "_"
+
+
+# `autocast:` policies (torch's CastPolicy; Note [Autocast] in csrc/python/autocast.cpp):
+# lower_precision casts to the autocast dtype, fp32 to float32, promote to the widest.
+AUTOCAST = ("lower_precision", "fp32", "promote")
 
 
 # Elementwise kernel families: the operand layout each entry computes with. Inputs are

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ... import _C
 from ._utils import _legacy_name
+from ... import _autocast
 
 
 def relu(input, inplace: bool = False):
@@ -93,6 +94,7 @@ def leaky_relu_(input, negative_slope: float = 0.01):
     return input.leaky_relu_(negative_slope)
 
 
+@_autocast.lower_precision
 def prelu(input, weight):
     """input where positive, weight * input elsewhere; weight has one element or one per
     channel (dim 1 of the input).

@@ -10,6 +10,7 @@ from .dropout import dropout
 from .linear import linear
 from .softmax import softmax
 from .vision import pad
+from ... import _autocast
 
 
 # C++ names of the dtypes, as torch's attention messages print them
@@ -58,6 +59,7 @@ def _safe_softmax(scores):
     return _C.softmax(_C.masked_fill(scores, dead, 0.0), -1).masked_fill(dead, 0.0)
 
 
+@_autocast.lower_precision
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
                                  scale=None, enable_gqa: bool = False):
     """softmax(q k^T * scale + mask) v over (..., L, E) queries, (..., S, E) keys and

@@ -3,6 +3,7 @@ identity weight: each is one call of the native convolution op."""
 from __future__ import annotations
 
 from ... import _C
+from ... import _autocast
 
 
 def _tuple(value, n: int, name: str):
@@ -54,6 +55,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, name:
     return out.squeeze(0) if unbatched else out
 
 
+@_autocast.lower_precision
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution of (N, C_in, L) or (C_in, L) with weight (C_out, C_in / groups, k).
 
@@ -63,11 +65,13 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@_autocast.lower_precision
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution of (N, C_in, H, W) or (C_in, H, W); padding may be 'same' or 'valid'."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@_autocast.lower_precision
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution of (N, C_in, D, H, W) or (C_in, D, H, W) with weight (C_out, C_in / groups,
     kd, kh, kw); padding may be 'same' or 'valid'.
@@ -89,18 +93,21 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return out.squeeze(0) if unbatched else out
 
 
+@_autocast.lower_precision
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The transpose of conv1d: weight (C_in, C_out / groups, k)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
                            "conv_transpose1d")
 
 
+@_autocast.lower_precision
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The transpose of conv2d: weight (C_in, C_out / groups, kh, kw)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                            "conv_transpose2d")
 
 
+@_autocast.lower_precision
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The transpose of conv3d: weight (C_in, C_out / groups, kd, kh, kw)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
@@ -156,6 +163,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return out.squeeze(0) if input.dim() == 2 else out
 
 
+@_autocast.lower_precision
 def conv_tbc(input, weight, bias, pad: int = 0):
     """1-D convolution in (time, batch, channels) layout: input (T, B, C_in), weight
     (k, C_in, C_out), bias (C_out), pad steps of zeros on both ends of time (negative pad

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ... import _C
 from .loss import _reduction_enum
+from ... import _autocast
 
 
 def _lengths(lengths, device):
@@ -17,6 +18,7 @@ def _lengths(lengths, device):
     return _C.tensor(list(lengths), dtype=_C.int64, device=device)
 
 
+@_autocast.fp32
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction: str = "mean",
              zero_infinity: bool = False):
     """The CTC loss of log_probs (T, N, C) or (T, C) (log-softmax outputs) against targets,

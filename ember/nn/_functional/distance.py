@@ -6,6 +6,7 @@ from __future__ import annotations
 from ... import _C
 from ..._functional import broadcast_tensors
 from ._utils import _legacy_name
+from ... import _autocast
 
 
 def _floating(x1, x2):
@@ -69,6 +70,7 @@ _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dis
                 "donot_use_mm_for_euclid_dist": 2}
 
 
+@_autocast.fp32
 def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distances between each row of x1 (*, P, M) and each row of x2 (*, R, M),
     (*, P, R), the batch dims broadcast. For p = 2 with more than 25 rows (or

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from ... import _C
+from ... import _autocast
 
 
+@_autocast.lower_precision
 def linear(input, weight, bias=None):
     """input @ weight.T + bias: (*, in) x (out, in) -> (*, out).
 

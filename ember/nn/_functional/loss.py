@@ -11,6 +11,7 @@ import warnings
 from ... import _C
 from ..._functional import broadcast_shapes
 from ._utils import _legacy_name
+from ... import _autocast
 
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -67,6 +68,7 @@ def _weighted(loss, weight, reduction: str, mean_by_weight: bool):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@_autocast.fp32
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean"):
     """-weight[t] * input[n, t], for class targets t: input (C), (N, C) or (N, C, d1, ...).
@@ -89,6 +91,7 @@ def _class_weight_view(weight, input):
     return weight.view(1, -1, *([1] * (input.dim() - 2)))
 
 
+@_autocast.fp32
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0):
     """nll_loss of log_softmax(input) for class targets; for class probabilities (a target
@@ -144,6 +147,7 @@ def _cross_entropy_probabilities(input, logp, target, weight, ignore_index, redu
     return loss.sum() if reduction == "sum" else loss
 
 
+@_autocast.fp32
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """(input - target)^2, averaged, summed or not reduced (weighted: divided by the weights' sum).
 
@@ -159,6 +163,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     return _C.mse_loss(input, target, _reduction_enum(reduction))
 
 
+@_autocast.fp32
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """|input - target|, averaged, summed or not reduced.
 
@@ -192,6 +197,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return _weighted(_C.huber_loss(input, target, 0, float(delta)), weight, reduction, mean_by_weight=False)
 
 
+@_autocast.fp32
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
     """-weight (t log x + (1 - t) log(1 - x)), the logs clamped to at least -100."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -212,6 +218,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _C.binary_cross_entropy_with_logits(input, target, weight, pos_weight, _reduction_enum(reduction))
 
 
+@_autocast.fp32
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
     """target * (log(target) - input) (input: log-probabilities; log_target: target too),
     reduced; 'batchmean' divides the sum by the batch size."""
@@ -237,6 +244,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     return loss
 
 
+@_autocast.fp32
 def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
                           reduction: str = "mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
@@ -260,6 +268,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     return _reduce(loss, ("none", "mean", "sum")[red])
 
 
+@_autocast.fp32
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
                         reduction: str = "mean"):
     """max(0, -target * (input1 - input2) + margin)."""
@@ -307,6 +316,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     return _reduce(loss, reduction)
 
 
+@_autocast.fp32
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean"):
     """exp(input) - target * input (log_input), else input - target * log(input + eps);
@@ -329,6 +339,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
     return _reduce(loss, reduction)
 
 
+@_autocast.fp32
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """input where target is 1, max(0, margin - input) where it is -1.
@@ -343,6 +354,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     return _reduce(loss, reduction)
 
 
+@_autocast.fp32
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """log(1 + exp(-target * input)), for targets 1 and -1.
 
@@ -363,6 +375,7 @@ def _check_class_target(input, target, kernel: str) -> None:
                            f"{list(input.shape)}")
 
 
+@_autocast.fp32
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
                       reduce=None, reduction: str = "mean"):
     """sum over classes j != y of max(0, margin - x[y] + x[j])^p (times weight[y]), divided
@@ -403,6 +416,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     return _reduce(loss, reduction)
 
 
+@_autocast.fp32
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """sum over the target classes j and the other classes i of max(0, 1 - (x[j] - x[i])),
     divided by the number of classes; a row's targets are its entries before the first -1.
@@ -466,6 +480,7 @@ def _triplet(d_pos, d_neg, d_swap, margin, reduction):
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
+@_autocast.fp32
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
     """max(0, margin + d(a, p) - d(a, n)) with d the pairwise_distance (p, eps); swap uses

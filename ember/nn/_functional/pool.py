@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ... import _C, arange, cat, full, int64, rand, relu
+from ... import _autocast
 
 
 def _stride_or_none(stride):
@@ -184,6 +185,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
         _three(dilation, "max_pool3d: dilation must be either a single int, or a tuple of three ints"), ceil_mode)
 
 
+@_autocast.fp32
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """The largest element of each window of (N, C, D, H, W) or (C, D, H, W).
@@ -294,6 +296,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1], stride, "max_unpool2d").squeeze(-1)
 
 
+@_autocast.fp32
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool2d: each value back at its flat (H, W) index, zeros elsewhere."""
     kernel_size = _tuple(kernel_size, 2)
@@ -302,6 +305,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, size, stride, "max_unpool2d")
 
 
+@_autocast.fp32
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool3d: each value back at its flat (D, H, W) index, zeros elsewhere."""
     kernel_size = _tuple(kernel_size, 3)
@@ -445,6 +449,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
                                 "fractional_max_pool2d")
 
 
+@_autocast.fp32
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
                           _random_samples=None):
     """Max pooling of (N, C, H, W) or (C, H, W) over pseudo-random windows of kernel_size
@@ -465,6 +470,7 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
                                 "fractional_max_pool3d")
 
 
+@_autocast.fp32
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
                           _random_samples=None):
     """fractional_max_pool2d over (N, C, D, H, W) or (C, D, H, W); _random_samples is (N, C, 3)."""

@@ -13,6 +13,7 @@ from . import linear as _linear
 from . import loss as _loss
 from . import norm as _norm
 from . import pool as _pool
+from ... import _autocast
 
 __all__ = ["layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "dropout", "dropout_",
            "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
@@ -117,6 +118,7 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
     return _act._rrelu(input, lower, upper, training, True, generator)
 
 
+@_autocast.lower_precision
 def prelu(input, weight):
     return _act.prelu(input, weight)
 
@@ -152,28 +154,34 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return _dist.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
+@_autocast.fp32
 def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, reduction: int = 1):
     return _loss.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction_name(reduction))
 
 
+@_autocast.fp32
 def hinge_embedding_loss(input, target, margin: float = 1.0, reduction: int = 1):
     return _loss.hinge_embedding_loss(input, target, margin, reduction=_reduction_name(reduction))
 
 
+@_autocast.fp32
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction: int = 1):
     return _loss.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction_name(reduction))
 
 
+@_autocast.fp32
 def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, reduction: int):
     return _loss.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction_name(reduction))
 
 
+@_autocast.fp32
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                         swap: bool = False, reduction: int = 1):
     return _loss.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                      reduction=_reduction_name(reduction))
 
 
+@_autocast.fp32
 def kl_div(input, target, reduction: int = 1, *, log_target: bool = False):
     """The pointwise KL divergence, reduced by the int enum (no 'batchmean' here, and no
     warning for mean, as torch's top level)."""
@@ -190,6 +198,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
     return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@_autocast.fp32
 def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """The largest element of each window of (N, C, D, H, W) or (C, D, H, W).
 

@@ -12,6 +12,7 @@ from typing import Optional
 from ... import _C
 from ...autograd.function import Function
 from .pool import adaptive_avg_pool1d, adaptive_avg_pool2d
+from ... import _autocast
 
 
 def _check_factor(name: str, arg: str, factor) -> None:
@@ -522,6 +523,7 @@ def _cubic_weights(t):
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
+@_autocast.fp32
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners=None):
     """Samples input (N, C, H, W) or (N, C, D, H, W) at the normalized positions of grid
     (N, H_out, W_out, 2) or (N, D_out, H_out, W_out, 3), x (width) first, -1 and 1 the
