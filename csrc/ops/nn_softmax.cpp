@@ -15,6 +15,16 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, std::optional<ScalarType
   check_floating(x, log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl");
   const int64_t d = wrap_dim(dim, x.dim());
   const ScalarType ct = compute_dtype(x.dtype());
+  const bool half = ct != x.dtype();
+  if (half && x.numel() > 0 && (x.dim() == 0 || d == x.dim() - 1)) {  // rows converted inside the kernel
+    Tensor xh = dense(x, x.dtype());
+    Tensor out = empty_tensor(x.sizes(), x.dtype());
+    const int64_t n = x.dim() ? x.sizes()[d] : 1;
+    PinnedWork work({&xh, &out}, x.numel());
+    nk::Kernels<float>::softmax_half_rows(ptr<uint16_t>(xh), ptr<uint16_t>(out), x.numel() / n, n, log,
+                                          x.dtype() == ScalarType::BFloat16);
+    return out;
+  }
   Tensor xc = dense(x, ct);
   Tensor out = empty_tensor(x.sizes(), ct);
   if (x.numel() > 0) {
