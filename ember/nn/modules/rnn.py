@@ -615,9 +615,9 @@ class RNNBase(Module):
         c0 = state[1] if self.mode == "LSTM" else None
         if not _fused_applies(x, (state[0], c0) + params):
             return _composed_direction(self.mode, x, sizes, packed, state, params, reverse)
-        x2d = x if packed else x.reshape(-1, x.size(-1))
+        x2d = x if packed else x.reshape(x.size(0) * x.size(1), x.size(2))
         res = _FusedRecurrence.apply(self.mode, sizes, reverse, x2d, state[0], c0, *params)
-        out = res[0] if packed else res[0].view(x.size(0), x.size(1), -1)
+        out = res[0] if packed else res[0].view(x.size(0), x.size(1), res[0].size(1))
         return out, tuple(res[1:])
 
 
