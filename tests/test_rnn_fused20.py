@@ -16,6 +16,7 @@ from ember.nn.modules.rnn import _FusedRecurrence
 from ember.nn.utils.rnn import pack_padded_sequence as e_pack, pad_packed_sequence as e_pad
 from torch.nn.utils.rnn import pack_padded_sequence as t_pack, pad_packed_sequence as t_pad
 
+TESTED_OPS = {"_lstm_cell_backward", "_gru_cell_backward"}
 LIBS = {"torch": torch, "ember": ember}
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 TOL = {"float64": 1e-10, "float32": 2e-5}
@@ -278,3 +279,55 @@ def test_empty_batch():
         out.sum().backward()
         assert out.shape == (4, 0, 2 * H) and xe.grad.shape == (4, 0, I)
         assert float(em.weight_hh_l0.grad.abs().sum()) == 0.0
+
+
+def test_step_kernels_against_formulas():
+    """The two backward step ops on a tiny float64 case, against autograd of the step's
+    formulas written with ops."""
+    gen = ember.Generator().manual_seed(3)
+
+    def r(*shape):
+        return ember.randn(*shape, dtype=ember.float64, generator=gen)
+
+    n, h = 2, 3
+    pre, cp, dh, dc_in = r(n, 4 * h), r(n, h), r(n, h), r(n, h)
+    leaf_pre, leaf_cp = pre.clone().requires_grad_(), cp.clone().requires_grad_()
+    i, f, _, o = leaf_pre.sigmoid().chunk(4, 1)
+    g = leaf_pre[:, 2 * h:3 * h].tanh()
+    c = f * leaf_cp + i * g
+    ((o * c.tanh()) * dh + c * dc_in).sum().backward()
+    with ember.no_grad():
+        gates = ember.cat([i, f, g, o], 1)
+        tc = c.tanh()
+    dc, dg = dc_in.clone(), ember.empty(n, 4 * h, dtype=ember.float64)
+    ember._lstm_cell_backward(gates, cp, tc, dh, dc, dg)
+    np.testing.assert_allclose(as_np(dg), as_np(leaf_pre.grad), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(as_np(dc), as_np(leaf_cp.grad), rtol=1e-12, atol=1e-12)
+
+    x, hg, hp = r(n, 3 * h), r(n, 3 * h), r(n, h)
+    lx, lhg, lhp = x.clone().requires_grad_(), hg.clone().requires_grad_(), hp.clone().requires_grad_()
+    rz = (lx[:, :2 * h] + lhg[:, :2 * h]).sigmoid()
+    nn_ = (lx[:, 2 * h:] + rz[:, :h] * lhg[:, 2 * h:]).tanh()
+    out = nn_ + rz[:, h:] * (lhp - nn_)
+    (out * dh).sum().backward()
+    with ember.no_grad():
+        gates = ember.cat([rz, nn_], 1)
+    dg, dgh, dhp = (ember.empty(n, k, dtype=ember.float64) for k in (3 * h, 3 * h, h))
+    ember._gru_cell_backward(gates, hg, hp, dh, dg, dgh, dhp)
+    for got, want in ((dg, lx.grad), (dgh, lhg.grad), (dhp, dh * gates[:, h:2 * h])):
+        np.testing.assert_allclose(as_np(got), as_np(want), rtol=1e-12, atol=1e-12)
+
+
+def test_step_kernel_errors():
+    g, s = ember.zeros(2, 8), ember.zeros(2, 2)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        ember._lstm_cell_backward(g.half(), s.half(), s.half(), s.half(), s.half(), g.half())
+    with pytest.raises(RuntimeError, match="expected a \\(2, 2\\) matrix"):
+        ember._lstm_cell_backward(g, ember.zeros(2, 3), s, s, s, g)
+    with pytest.raises(RuntimeError, match="expected Float, got Double"):
+        ember._lstm_cell_backward(g, s.double(), s, s, s, g)
+    g3 = ember.zeros(2, 6)
+    with pytest.raises(RuntimeError, match="must be contiguous"):
+        ember._gru_cell_backward(g3, g3, ember.zeros(2, 4)[:, ::2], s, g3, g3, s)
+    with pytest.raises(RuntimeError, match="gates must be"):
+        ember._gru_cell_backward(ember.zeros(2, 5), g3, s, s, g3, g3, s)

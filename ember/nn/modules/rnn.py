@@ -3,7 +3,10 @@ one-step cells, with torch's parameter names, shapes, gate order and initializat
 
 Each layer and direction projects the inputs of all time steps with one matrix multiply,
 then loops over time with one hidden-state multiply per step. Packed sequences run the
-same loop on a batch that shrinks (or, backwards, grows) as sequences end."""
+same loop on a batch that shrinks (or, backwards, grows) as sequences end. With grad mode
+on, a layer and direction is one autograd node (_FusedRecurrence) whose backward forms
+the weights' gradients as one product each over all steps; otherwise (and under
+create_graph, forward-mode AD, other dtypes or devices) the loop is composed of ops."""
 from __future__ import annotations
 
 import math
@@ -284,10 +287,7 @@ class _FusedRecurrence(Function):
         dhp = h0.new_empty((B, out_size))  # the gradient of the state a step started from
         if lstm:
             dc0 = h0.new_zeros((B, H))
-            dcp = h0.new_empty((B, H))
-            dc = h0.new_empty((B, H))
-            tmp = h0.new_empty((B, H))
-            tmp2 = h0.new_empty((B, H))
+            dc = h0.new_empty((B, H))  # the cell's gradient; after a step's kernel, c_prev's
             dhf = h0.new_empty((B, H)) if hfull is not None else None
         elif gru:
             tmp = h0.new_empty((B, H))
@@ -308,68 +308,24 @@ class _FusedRecurrence(Function):
             g = gates[lo:hi]
             dg = dgates[lo:hi]
             if lstm:
-                dcn = dc[:n]
-                if m:
-                    dcn[:m].copy_(dcp[:m])
+                dcn = dc[:n]  # rows below m hold the later step's c_prev gradient already
                 if nxt > n:
-                    dc0[n:nxt].copy_(dcp[n:nxt])
+                    dc0[n:nxt].copy_(dc[n:nxt])
                 if nxt < n:
                     if grad_cn is not None:
                         dcn[nxt:].copy_(grad_cn[nxt:n])
                     else:
                         dcn[nxt:].zero_()
-                i, f, gg, o = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
-                di, df, dgg, do = dg[:, :H], dg[:, H:2 * H], dg[:, 2 * H:3 * H], dg[:, 3 * H:]
-                tc, cp = tanh_c[lo:hi], cprev[lo:hi]
                 if dhf is not None:
                     dhh = dhf[:n]
                     _C.mm(dh, w_hr, out=dhh)
                 else:
                     dhh = dh
-                t1, t2 = tmp[:n], tmp2[:n]
-                # dc += dh o (1 - tanh(c)^2)
-                _C.mul(dhh, o, out=t1)
-                _C.mul(t1, tc, out=t2)
-                dcn.add_(t1).addcmul_(t2, tc, value=-1)
-                # sigmoid gates: d * a (1 - a) as x - x a with x = d a
-                _C.mul(dhh, tc, out=do)
-                do.mul_(o)
-                do.addcmul_(do, o, value=-1)
-                _C.mul(dcn, gg, out=di)
-                di.mul_(i)
-                di.addcmul_(di, i, value=-1)
-                _C.mul(dcn, cp, out=df)
-                df.mul_(f)
-                df.addcmul_(df, f, value=-1)
-                # tanh gate: d (1 - a^2) as d - (d a) a
-                _C.mul(dcn, i, out=dgg)
-                _C.mul(dgg, gg, out=t1)
-                dgg.addcmul_(t1, gg, value=-1)
-                _C.mul(dcn, f, out=dcp[:n])
+                _C._lstm_cell_backward(g, cprev[lo:hi], tanh_c[lo:hi], dhh, dcn, dg)
                 _C.mm(dg, w_hh, out=dhp[:n])
             elif gru:
-                r, z, nn_ = g[:, :H], g[:, H:2 * H], g[:, 2 * H:]
-                dr, dz, dn = dg[:, :H], dg[:, H:2 * H], dg[:, 2 * H:]
-                dgn = dgh[lo:hi, 2 * H:]
-                hp = hprev[lo:hi]
-                t1 = tmp[:n]
-                # dn = dh (1 - z), then through tanh: d (1 - n^2)
-                _C.mul(dh, z, out=dn)
-                _C.sub(dh, dn, out=dn)
-                _C.mul(dn, nn_, out=t1)
-                dn.addcmul_(t1, nn_, value=-1)
-                # dz = dh (h - n) z (1 - z)
-                _C.sub(hp, nn_, out=dz)
-                dz.mul_(dh).mul_(z)
-                dz.addcmul_(dz, z, value=-1)
-                # dr = dn (W_hn h + b_hn) r (1 - r); the hidden side's n part is dn r
-                _C.mul(dn, gh[lo:hi, 2 * H:], out=dr)
-                dr.mul_(r)
-                dr.addcmul_(dr, r, value=-1)
-                _C.mul(dn, r, out=dgn)
-                dgh[lo:hi, :2 * H].copy_(dg[:, :2 * H])
-                _C.mm(dgh[lo:hi], w_hh, out=dhp[:n])
-                dhp[:n].addcmul_(dh, z)
+                _C._gru_cell_backward(g, gh[lo:hi], hprev[lo:hi], dh, dg, dgh[lo:hi], tmp[:n])
+                _C.addmm(tmp[:n], dgh[lo:hi], w_hh, out=dhp[:n])
             else:
                 if mode == "RNN_RELU":
                     _C.mul(dh, g > 0, out=dg)
@@ -380,7 +336,7 @@ class _FusedRecurrence(Function):
         first = sizes[order[0]]
         dh0[:first].copy_(dhp[:first])
         if lstm:
-            dc0[:first].copy_(dcp[:first])
+            dc0[:first].copy_(dc[:first])
         need = ctx.needs_input_grad
         dx = _C.mm(dgates, w_ih) if need[3] else None
         dw_ih = _C.mm(dgates.t(), x) if need[6] else None
