@@ -3,7 +3,10 @@ one-step cells, with torch's parameter names, shapes, gate order and initializat
 
 Each layer and direction projects the inputs of all time steps with one matrix multiply,
 then loops over time with one hidden-state multiply per step. Packed sequences run the
-same loop on a batch that shrinks (or, backwards, grows) as sequences end."""
+same loop on a batch that shrinks (or, backwards, grows) as sequences end. With grad mode
+on, a layer and direction is one autograd node (_FusedRecurrence) whose backward forms
+the weights' gradients as one product each over all steps; otherwise (and under
+create_graph, forward-mode AD, other dtypes or devices) the loop is composed of ops."""
 from __future__ import annotations
 
 import math
@@ -16,6 +19,8 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
+from ...autograd import Function, enable_grad
+from ...autograd import grad as autograd_grad
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -63,6 +68,284 @@ def _folded_bias(mode: str, b_ih, b_hh):
     if b_ih is None or mode == "GRU":
         return b_ih
     return b_ih + b_hh
+
+
+def _step_fn(mode: str, w_hh_t, b_hh, w_hr_t):
+    if mode == "LSTM":
+        return lambda x, state: _lstm_step(x, state[0], state[1], w_hh_t, w_hr_t)
+    if mode == "GRU":
+        return lambda x, state: (_gru_step(x, state[0], w_hh_t, b_hh),)
+    relu = mode == "RNN_RELU"
+    return lambda x, state: (_rnn_step(x, state[0], w_hh_t, relu),)
+
+
+def _composed_direction(mode: str, x, sizes: List[int], packed: bool, state: tuple, params: tuple, reverse: bool):
+    """One layer in one direction composed of ops: (outputs, final state). x is (T, B, in),
+    or with packed (N, in) whose step t holds sizes[t] rows."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = params
+    # every step's input projection in one multiply: (T, B, in) -> (T, B, gates * H)
+    proj = F.linear(x, w_ih, _folded_bias(mode, b_ih, b_hh))
+    steps = proj.split(sizes) if packed else proj.unbind(0)
+    step = _step_fn(mode, w_hh.t(), b_hh, w_hr.t() if w_hr is not None else None)
+
+    T = len(sizes)
+    outputs = [None] * T
+    if not reverse:
+        # sequences that end leave the batch (the last rows); their final state is set aside
+        ended = []
+        for t in range(T):
+            n = sizes[t]
+            if n < state[0].size(0):
+                ended.append(tuple(s[n:] for s in state))
+                state = tuple(s[:n] for s in state)
+            state = step(steps[t], state)
+            outputs[t] = state[0]
+        if ended:
+            state = tuple(_C.cat([s] + [e[k] for e in reversed(ended)]) for k, s in enumerate(state))
+    else:
+        # backwards, sequences join the batch as their last step comes, from the initial state
+        initial = state
+        state = tuple(s[:sizes[-1]] for s in initial)
+        for t in range(T - 1, -1, -1):
+            n = sizes[t]
+            if n > state[0].size(0):
+                state = tuple(_C.cat([s, s0[s.size(0):n]]) for s, s0 in zip(state, initial))
+            state = step(steps[t], state)
+            outputs[t] = state[0]
+    output = _C.cat(outputs) if packed else _C.stack(outputs)
+    return output, state
+
+
+def _composed_backward(ctx, inputs: tuple, grads: tuple) -> tuple:
+    """_FusedRecurrence's backward under create_graph: the composed recurrence rerun from
+    the saved inputs and differentiated with a graph, so double backward works as torch's."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = inputs
+    need = ctx.needs_input_grad[3:]
+    state = (h0, c0) if ctx.mode == "LSTM" else (h0,)
+    with enable_grad():
+        out, last = _composed_direction(ctx.mode, x, ctx.sizes, True, state, (w_ih, w_hh, b_ih, b_hh, w_hr),
+                                        ctx.reverse)
+    outs = (out,) + tuple(last)
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    wanted = [i for i, t in enumerate(inputs) if t is not None and need[i]]
+    found = autograd_grad([o for o, _ in pairs], [inputs[i] for i in wanted], [g for _, g in pairs],
+                          create_graph=True, allow_unused=True)
+    result = [None] * len(inputs)
+    for i, gr in zip(wanted, found):
+        result[i] = gr
+    return (None, None, None) + tuple(result)
+# ---- the fused path: one autograd node per layer and direction ----
+#
+# Forward runs the recurrence with every step's gate activations (and, for the LSTM, its
+# cell states; for the GRU, its hidden projection W_hn h + b_hn) written into buffers of
+# all N rows (N = T * B, or a packed batch's total), and the states each step started from
+# stacked into one (N, out) buffer. Backward walks the steps back computing each step's
+# gate gradients (a few pointwise ops) and the previous state's gradient (one product),
+# then forms W_hh's, W_ih's and the input's gradients as one product each over all N rows
+# and the biases as one sum.
+
+def _fused_applies(x, weights) -> bool:
+    """Whether the fused path records this layer: grad mode on, something needs a gradient,
+    a float32/float64 CPU input and no forward-mode tangent. Otherwise the composed path."""
+    if not _C.is_grad_enabled() or x.dtype not in (_C.float32, _C.float64) or x.device.type != "cpu":
+        return False
+    tensors = [x] + [w for w in weights if w is not None]
+    if not any(t.requires_grad for t in tensors):
+        return False
+    return all(_C._fw_tangent(t) is None for t in tensors)
+
+
+def _offsets(sizes: List[int]) -> List[int]:
+    offs = [0]
+    for n in sizes:
+        offs.append(offs[-1] + n)
+    return offs
+
+
+class _FusedRecurrence(Function):
+    """One layer in one direction: (x (N, in), h0 (B, out), c0 (B, H) or None, weights)
+    -> (output (N, out), h_n (B, out)[, c_n (B, H)]). sizes[t] rows of x belong to step t."""
+
+    @staticmethod
+    def forward(ctx, mode, sizes, reverse, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr):
+        T = len(sizes)
+        offs = _offsets(sizes)
+        N, G = offs[-1], _NUM_GATES[mode]
+        H = w_hh.size(0) // G
+        out_size = w_hh.size(1)
+        bias = _folded_bias(mode, b_ih, b_hh)
+        w_ih_t = w_ih.t()
+        gates = _C.addmm(bias, x, w_ih_t) if bias is not None else _C.mm(x, w_ih_t)  # (N, G * H)
+        w_hh_t = w_hh.t().contiguous()
+        w_hr_t = w_hr.t().contiguous() if w_hr is not None else None
+        lstm, gru = mode == "LSTM", mode == "GRU"
+        out = x.new_empty((N, out_size))
+        hprev = x.new_empty((N, out_size))  # the state each step starts from
+        if lstm:
+            cells = x.new_empty((N, H))
+            cprev = x.new_empty((N, H))
+            tanh_c = x.new_empty((N, H))
+            hfull = x.new_empty((N, H)) if w_hr is not None else None
+        if gru:
+            gh = x.new_empty((N, G * H))  # W_hh h + b_hh per step
+        relu = mode == "RNN_RELU"
+        order = range(T - 1, -1, -1) if reverse else range(T)
+        first = sizes[order[0]]
+        h = h0[:first]
+        c = c0[:first] if lstm else None
+        ended = []  # (h, c) rows whose sequence ended: their final state
+        for t in order:
+            n, lo = sizes[t], offs[t]
+            hi = lo + n
+            hp = hprev[lo:hi]
+            have = h.size(0)
+            if n <= have:
+                hp.copy_(h[:n])
+                if n < have:
+                    ended.append((h[n:], c[n:] if lstm else None))
+            else:  # backwards, sequences join from the initial state
+                hp[:have].copy_(h)
+                hp[have:].copy_(h0[have:n])
+            g = gates[lo:hi]
+            if lstm:
+                cp = cprev[lo:hi]
+                if n <= have:
+                    cp.copy_(c[:n])
+                else:
+                    cp[:have].copy_(c)
+                    cp[have:].copy_(c0[have:n])
+                g.addmm_(hp, w_hh_t)
+                g[:, :2 * H].sigmoid_()
+                g[:, 2 * H:3 * H].tanh_()
+                g[:, 3 * H:].sigmoid_()
+                cc = cells[lo:hi]
+                _C.mul(g[:, H:2 * H], cp, out=cc)
+                cc.addcmul_(g[:, :H], g[:, 2 * H:3 * H])
+                tc = tanh_c[lo:hi]
+                _C.tanh(cc, out=tc)
+                if hfull is not None:
+                    hf = hfull[lo:hi]
+                    _C.mul(g[:, 3 * H:], tc, out=hf)
+                    _C.mm(hf, w_hr_t, out=out[lo:hi])
+                else:
+                    _C.mul(g[:, 3 * H:], tc, out=out[lo:hi])
+                c = cc
+            elif gru:
+                gg = gh[lo:hi]
+                if b_hh is not None:
+                    _C.addmm(b_hh, hp, w_hh_t, out=gg)
+                else:
+                    _C.mm(hp, w_hh_t, out=gg)
+                rz = g[:, :2 * H]
+                rz.add_(gg[:, :2 * H]).sigmoid_()
+                nn_ = g[:, 2 * H:]
+                nn_.addcmul_(g[:, :H], gg[:, 2 * H:]).tanh_()
+                o = out[lo:hi]
+                _C.sub(hp, nn_, out=o)
+                o.mul_(g[:, H:2 * H]).add_(nn_)  # n + z (h - n)
+            else:
+                g.addmm_(hp, w_hh_t)
+                if relu:
+                    g.relu_()
+                else:
+                    g.tanh_()
+                out[lo:hi].copy_(g)
+            h = out[lo:hi]
+        h_n = _C.cat([h] + [e[0] for e in reversed(ended)])
+        c_n = _C.cat([c] + [e[1] for e in reversed(ended)]) if lstm else None
+        ctx.mode, ctx.sizes, ctx.reverse, ctx.order, ctx.offs = mode, sizes, reverse, list(order), offs
+        if lstm:
+            buffers = (gates, hprev, cells, cprev, tanh_c, hfull)
+        else:
+            buffers = (gates, hprev, gh if gru else None, None, None, None)
+        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, *buffers)
+        if lstm:
+            return out, h_n, c_n
+        return out, h_n
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_hn, grad_cn=None):
+        saved = ctx.saved_tensors
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = saved[:8]
+        if _C.is_grad_enabled():  # create_graph: differentiate the composed recurrence instead
+            return _composed_backward(ctx, saved[:8], (grad_out, grad_hn, grad_cn))
+        mode, sizes, order, offs = ctx.mode, ctx.sizes, ctx.order, ctx.offs
+        lstm, gru = mode == "LSTM", mode == "GRU"
+        gates, hprev = saved[8], saved[9]
+        if lstm:
+            cells, cprev, tanh_c, hfull = saved[10:]
+        else:
+            gh = saved[10]
+        N, G = offs[-1], _NUM_GATES[mode]
+        H = w_hh.size(0) // G
+        B, out_size = h0.size(0), w_hh.size(1)
+        dgates = gates.new_empty((N, G * H))  # the pre-activation gradients, W_ih side
+        dgh = gates.new_empty((N, G * H)) if gru else dgates  # W_hh side (the GRU's differs in n)
+        dh_all = grad_out.contiguous().clone() if grad_out is not None \
+            else gates.new_zeros((N, out_size))
+        dh0 = h0.new_zeros((B, out_size))
+        dhp = h0.new_empty((B, out_size))  # the gradient of the state a step started from
+        if lstm:
+            dc0 = h0.new_zeros((B, H))
+            dc = h0.new_empty((B, H))  # the cell's gradient; after a step's kernel, c_prev's
+            dhf = h0.new_empty((B, H)) if hfull is not None else None
+        elif gru:
+            tmp = h0.new_empty((B, H))
+        K = len(order)
+        for k in range(K - 1, -1, -1):
+            t = order[k]
+            n, lo = sizes[t], offs[t]
+            hi = lo + n
+            nxt = sizes[order[k + 1]] if k + 1 < K else 0
+            m = min(n, nxt)
+            dh = dh_all[lo:hi]
+            if m:
+                dh[:m].add_(dhp[:m])
+            if nxt < n and grad_hn is not None:
+                dh[nxt:].add_(grad_hn[nxt:n])
+            if nxt > n:
+                dh0[n:nxt].copy_(dhp[n:nxt])
+            g = gates[lo:hi]
+            dg = dgates[lo:hi]
+            if lstm:
+                dcn = dc[:n]  # rows below m hold the later step's c_prev gradient already
+                if nxt > n:
+                    dc0[n:nxt].copy_(dc[n:nxt])
+                if nxt < n:
+                    if grad_cn is not None:
+                        dcn[nxt:].copy_(grad_cn[nxt:n])
+                    else:
+                        dcn[nxt:].zero_()
+                if dhf is not None:
+                    dhh = dhf[:n]
+                    _C.mm(dh, w_hr, out=dhh)
+                else:
+                    dhh = dh
+                _C._lstm_cell_backward(g, cprev[lo:hi], tanh_c[lo:hi], dhh, dcn, dg)
+                _C.mm(dg, w_hh, out=dhp[:n])
+            elif gru:
+                _C._gru_cell_backward(g, gh[lo:hi], hprev[lo:hi], dh, dg, dgh[lo:hi], tmp[:n])
+                _C.addmm(tmp[:n], dgh[lo:hi], w_hh, out=dhp[:n])
+            else:
+                if mode == "RNN_RELU":
+                    _C.mul(dh, g > 0, out=dg)
+                else:
+                    _C.mul(dh, g, out=dg)
+                    _C.sub(dh, dg.mul_(g), out=dg)
+                _C.mm(dg, w_hh, out=dhp[:n])
+        first = sizes[order[0]]
+        dh0[:first].copy_(dhp[:first])
+        if lstm:
+            dc0[:first].copy_(dc[:first])
+        need = ctx.needs_input_grad
+        dx = _C.mm(dgates, w_ih) if need[3] else None
+        dw_ih = _C.mm(dgates.t(), x) if need[6] else None
+        dw_hh = _C.mm(dgh.t(), hprev) if need[7] else None
+        db_ih = dgates.sum(0) if need[8] else None
+        db_hh = (db_ih if db_ih is not None and not gru else dgh.sum(0)) if need[9] else None
+        dw_hr = _C.mm(dh_all.t(), hfull) if lstm and need[10] else None
+        return (None, None, None, dx, dh0 if need[4] else None, dc0 if lstm and need[5] else None,
+                dw_ih, dw_hh, db_ih, db_hh, dw_hr)
 
 
 def _int_arg(name: str, value) -> None:
@@ -279,50 +562,19 @@ class RNNBase(Module):
 
     def _run_direction(self, x, sizes: List[int], packed: bool, state: tuple, weights: list, reverse: bool):
         """One layer in one direction over the whole sequence: (outputs, final state).
-        sizes[t] is the batch at step t (non-increasing: sequences are sorted by length)."""
+        sizes[t] is the batch at step t (non-increasing: sequences are sorted by length).
+        Recorded as one node by _FusedRecurrence when _fused_applies, else composed of ops."""
         w_ih, w_hh = weights[0], weights[1]
         b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
         w_hr = weights[-1] if self.proj_size > 0 else None
-        # every step's input projection in one multiply: (T, B, in) -> (T, B, gates * H)
-        proj = F.linear(x, w_ih, _folded_bias(self.mode, b_ih, b_hh))
-        steps = proj.split(sizes) if packed else proj.unbind(0)
-        step = self._step_fn(w_hh.t(), b_hh, w_hr.t() if w_hr is not None else None)
-
-        T = len(sizes)
-        outputs = [None] * T
-        if not reverse:
-            # sequences that end leave the batch (the last rows); their final state is set aside
-            ended = []
-            for t in range(T):
-                n = sizes[t]
-                if n < state[0].size(0):
-                    ended.append(tuple(s[n:] for s in state))
-                    state = tuple(s[:n] for s in state)
-                state = step(steps[t], state)
-                outputs[t] = state[0]
-            if ended:
-                state = tuple(_C.cat([s] + [e[k] for e in reversed(ended)]) for k, s in enumerate(state))
-        else:
-            # backwards, sequences join the batch as their last step comes, from the initial state
-            initial = state
-            state = tuple(s[:sizes[-1]] for s in initial)
-            for t in range(T - 1, -1, -1):
-                n = sizes[t]
-                if n > state[0].size(0):
-                    state = tuple(_C.cat([s, s0[s.size(0):n]]) for s, s0 in zip(state, initial))
-                state = step(steps[t], state)
-                outputs[t] = state[0]
-        output = _C.cat(outputs) if packed else _C.stack(outputs)
-        return output, state
-
-    def _step_fn(self, w_hh_t, b_hh, w_hr_t):
-        mode = self.mode
-        if mode == "LSTM":
-            return lambda x, state: _lstm_step(x, state[0], state[1], w_hh_t, w_hr_t)
-        if mode == "GRU":
-            return lambda x, state: (_gru_step(x, state[0], w_hh_t, b_hh),)
-        relu = mode == "RNN_RELU"
-        return lambda x, state: (_rnn_step(x, state[0], w_hh_t, relu),)
+        params = (w_ih, w_hh, b_ih, b_hh, w_hr)
+        c0 = state[1] if self.mode == "LSTM" else None
+        if not _fused_applies(x, (state[0], c0) + params):
+            return _composed_direction(self.mode, x, sizes, packed, state, params, reverse)
+        x2d = x if packed else x.reshape(x.size(0) * x.size(1), x.size(2))
+        res = _FusedRecurrence.apply(self.mode, sizes, reverse, x2d, state[0], c0, *params)
+        out = res[0] if packed else res[0].view(x.size(0), x.size(1), res[0].size(1))
+        return out, tuple(res[1:])
 
 
 class RNN(RNNBase):
