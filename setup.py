@@ -66,7 +66,9 @@ def sanitize() -> bool:
 
 def compile_flags():
     march = os.environ.get("EMBER_MARCH", "native")
-    flags = ["-std=c++17", "-O3", "-fvisibility=hidden", "-Wall", "-Wno-unused-function"]
+    # -fno-math-errno: nothing reads errno, and with it gcc calls sqrt (and floor, fma, ...)
+    # as instructions that vectorize instead of libm for errno (kernels/vec_math.h).
+    flags = ["-std=c++17", "-O3", "-fno-math-errno", "-fvisibility=hidden", "-Wall", "-Wno-unused-function"]
     if march:
         flags.append(f"-march={march}")
     if sanitize():

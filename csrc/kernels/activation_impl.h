@@ -2,7 +2,7 @@
 // (the activation) and the binary family (its backward: f(grad, x)). Included by
 // unary_impl.h and binary_impl.h. The ops take floating dtypes only (hardtanh also
 // integers), but every entry is instantiated for every dtype, so the others return x.
-// exp_fast keeps the float loops vectorizable (kernels/nn_math.h).
+// exp_fast and kernels/vec_math.h keep the float loops vectorizable.
 #pragma once
 #include <cmath>
 #include <type_traits>
@@ -58,7 +58,7 @@ struct EluCoefficients {
 
 template <class C>
 inline C elu(C x, const EluCoefficients<C>& k) {
-  return x <= C(0) ? C(std::expm1(x * k.negiptcoef)) * k.negcoef : x * k.poscoef;
+  return x <= C(0) ? vmath::expm1(x * k.negiptcoef) * k.negcoef : x * k.poscoef;
 }
 
 }  // namespace ember::kernels::activation
@@ -69,7 +69,7 @@ template <class C>
 struct gelu_fn {
   C operator()(C x) const {
     return activation::floating_only(x, [](auto x) {
-      return C(0.5) * x * (C(1) + nn::erf_fast(x * C(activation::kSqrtHalf)));
+      return x * vmath::normal_cdf(x);  // erfc below 0: no cancellation
     });
   }
 };
@@ -77,7 +77,9 @@ template <class C>
 struct gelu_tanh_fn {
   C operator()(C x) const {
     return activation::floating_only(x, [](auto x) {
-      return C(0.5) * x * (C(1) + nn::tanh_fast(C(activation::kSqrt2OverPi) * (x + C(activation::kGeluKappa) * x * x * x)));
+      // (1 + tanh u) / 2 = 1 / (1 + e^-2u), which does not cancel for negative x
+      const auto u = C(activation::kSqrt2OverPi) * (x + C(activation::kGeluKappa) * x * x * x);
+      return x / (C(1) + nn::exp_fast(C(-2) * u));
     });
   }
 };
@@ -113,7 +115,7 @@ template <class C>
 struct log_sigmoid_fn {
   C operator()(C x) const {
     return activation::floating_only(x, [](auto x) {
-      return (x < C(0) ? x : C(0)) - C(std::log1p(nn::exp_fast(-std::abs(x))));
+      return (x < C(0) ? x : C(0)) - vmath::log1p(nn::exp_fast(-std::abs(x)));
     });
   }
 };
@@ -135,7 +137,7 @@ struct softplus_fn {
       return x;
     } else {
       const C bx = x * beta;
-      return bx > threshold ? x : C(std::log1p(nn::exp_fast(bx))) / beta;
+      return bx > threshold ? x : vmath::log1p(nn::exp_fast(bx)) / beta;
     }
   }
 };
@@ -228,8 +230,7 @@ struct gelu_backward_fn {
       return g;
     } else {
       const C e = nn::exp_fast(C(-0.5) * x * x);
-      const C cdf = C(0.5) * (C(1) + nn::erf_with_exp(x * C(activation::kSqrtHalf), e));
-      return g * (cdf + x * C(activation::kInvSqrt2Pi) * e);
+      return g * (vmath::normal_cdf(x) + x * C(activation::kInvSqrt2Pi) * e);
     }
   }
 };
@@ -284,7 +285,7 @@ struct elu_backward_fn {
       : negcoef(C(a[0].to_double() * a[1].to_double())), poscoef(C(a[1].to_double())), negiptcoef(C(a[2].to_double())) {}
   C operator()(C g, C x) const {
     if constexpr (!activation::floating<C>) return g;
-    else return x <= C(0) ? g * negiptcoef * negcoef * C(std::exp(x * negiptcoef)) : g * poscoef;
+    else return x <= C(0) ? g * negiptcoef * negcoef * nn::exp_fast(x * negiptcoef) : g * poscoef;
   }
 };
 

@@ -106,10 +106,32 @@ struct fmod_fn {
     else return C(std::fmod(x, y));
   }
 };
+// float x^y = e^(y log|x|) in double (kernels/vec_math.h: vectorizes, error far below a
+// float ulp), x's sign back for odd integer y, NaN for negative x to a fraction; C's
+// special cases x^0 = 1^y = (-1)^(+-inf) = 1 by selects, and x^2 exactly as x * x
+// (square calls pow). Everything else (0, inf, NaN) falls out of log and exp. All in
+// double (gcc vectorizes the loop only with one conversion in and one out). double
+// uses std::pow.
+[[gnu::always_inline]] inline float pow_float(float xf, float yf) {
+  const double x = xf, y = yf;
+  const double ax = std::fabs(x), ay = std::fabs(y);
+  const double r = vmath::exp(y * vmath::log(ax));
+  const double magic = 4503599627370496.0;  // 2^52: y + 2^52 - 2^52 rounds a float y to an integer
+  const double yr = (ay + magic) - magic;
+  const bool integer = yr == ay;
+  const bool odd = integer & (ay < 16777216.0) & ((vmath::bits(ay + magic) & 1u) != 0);  // floats above 2^24 are even
+  double v = vmath::sel(odd & ((vmath::bits(x) >> 63) != 0), -r, r);  // (-0)^odd keeps the sign
+  v = vmath::sel((x < 0.0) & (x != -vmath::kInfD) & !integer & (ay != vmath::kInfD),
+                 std::numeric_limits<double>::quiet_NaN(), v);
+  v = vmath::sel((y == 0.0) | (x == 1.0) | ((x == -1.0) & (ay == vmath::kInfD)), 1.0, v);
+  v = vmath::sel(y == 2.0, x * x, v);
+  return static_cast<float>(v);
+}
 template <class C>
 struct pow_fn {
   C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return pow_int(x, y);
+    else if constexpr (std::is_same_v<C, float>) return pow_float(x, y);
     else return C(std::pow(x, y));
   }
 };

@@ -28,6 +28,10 @@ inline T* typed(char* p) {
 // vcvtph2ps; a 16-bit shift for bfloat16), f over float arrays (the float32 loop), the
 // results rounded back to nearest even the same way. Element by element, gcc cannot
 // vectorize the scalar conversions and float16 ran 4x slower than float32.
+// The blocks' converters read only the m <= kHalfBlock entries written before them, which
+// gcc 12 cannot see through the inlining (1056 false -Wmaybe-uninitialized warnings).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 inline constexpr int64_t kHalfBlock = 256;
 template <class T>
 inline constexpr bool is_half_type_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
@@ -68,12 +72,51 @@ inline void from_float(const float* in, BFloat16* out, int64_t n) {
     o[i] = uint16_t((v & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
   }
 }
+// Note [Rare lanes]
+// A unary functor with `static constexpr bool rare_lanes = true` computes most inputs
+// with a vectorized formula, operator(), but some (`rare(x)`: float sin of |x| > 2^18,
+// whose reduction would lose digits) with a scalar one, `slow(x)` (libm). Contiguous
+// runs go in blocks of 256: one vectorized pass tells whether any input of the block is
+// rare, and only such blocks run element by element. Reading before writing each
+// element keeps it right in place.
+template <class F, class = void>
+struct has_rare_lanes : std::false_type {};
+template <class F>
+struct has_rare_lanes<F, std::void_t<decltype(F::rare_lanes)>> : std::bool_constant<F::rare_lanes> {};
 
 template <class Out, class In, class F>
 void map1(const Loop& loop, const F& f) {
   using C = compute_t<In>;
   run_loop(loop, [&f_ref = f](char** p, const int64_t* s, int64_t n) {
     const F f = f_ref;  // See Note [A local copy of the functor]
+    if constexpr (has_rare_lanes<F>::value) {  // See Note [Rare lanes]
+      if (s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(In))) {
+        Out* o = typed<Out>(p[0]);
+        const In* a = typed<const In>(p[1]);
+        constexpr int64_t kBlock = 256;
+        for (int64_t b = 0; b < n; b += kBlock) {
+          const int64_t m = n - b < kBlock ? n - b : kBlock;
+          Out* ob = o + b;
+          const In* ab = a + b;
+          int any = 0;
+          for (int64_t i = 0; i < m; ++i) any |= int(f.rare(C(ab[i])));
+          if (!any) {
+            for (int64_t i = 0; i < m; ++i) ob[i] = cast<Out>(f(C(ab[i])));
+          } else {
+            for (int64_t i = 0; i < m; ++i) {
+              const C x = C(ab[i]);
+              ob[i] = cast<Out>(f.rare(x) ? f.slow(x) : f(x));
+            }
+          }
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          const C x = C(load<In>(p[1] + i * s[1]));
+          at<Out>(p[0], s[0], i) = cast<Out>(f.rare(x) ? f.slow(x) : f(x));
+        }
+      }
+      return;
+    }
     if (s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(In)) && !std::is_same_v<In, bool>) {
       Out* o = typed<Out>(p[0]);
       const In* a = typed<const In>(p[1]);
@@ -190,5 +233,7 @@ F make_fn(const Scalar* args) {
   if constexpr (std::is_constructible_v<F, const Scalar*>) return F(args);
   else return F{};
 }
+
+#pragma GCC diagnostic pop
 
 }  // namespace ember::kernels

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include "kernels/vec_math.h"
 
 namespace ember::kernels::nn {
 
@@ -16,7 +17,11 @@ constexpr int kLanes = 16;
 // -ffast-math it will not when a branch would skip a float-to-int conversion (which may
 // trap), nor call std::floor. So these functions convert without clamping first and
 // make their late selects with integer masks (blend below); out-of-range lanes compute
-// garbage that the masks replace.
+// garbage that the masks replace. Integers are rounded by adding 1.5 * 2^23 (2^52) rather
+// than converted; a loop needing an int64 -> double conversion (none on AVX2) or
+// std::signbit stays scalar, so the exponent goes through bits and signs through masks.
+// Conditions combine with & and |, not && and || (whose branches gcc may keep).
+// The functions themselves live in kernels/vec_math.h.
 
 // c ? a : b for floats, as bit masks.
 [[gnu::always_inline]] inline float blend(bool c, float a, float b) {
@@ -31,52 +36,13 @@ constexpr int kLanes = 16;
 }
 inline double blend(bool c, double a, double b) { return c ? a : b; }
 
-// e^x for float, from Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2, a degree-6
-// polynomial for e^r, 2^(n-1) put in the exponent bits (times 2, so n = 128 fits).
-// Relative error below 1e-7; 0 below -86.6 (no subnormal results), inf above 88.72,
-// NaN stays NaN. See Note [Vectorizable float math]. double uses std::exp.
+// e^x and erf, vectorizable (kernels/vec_math.h): float and double e^x within 1 ulp,
+// subnormal results included; float erf within 1.2 ulp (double erf is libm's).
 // Always inlined: an out-of-line call per element (inlining gives up in the large
 // functors of the activations' backward) costs 5x the arithmetic.
-[[gnu::always_inline]] inline float exp_fast(float x) {
-  const float hi = 88.7228391f, lo = -86.6f;
-  const float v = x * 1.44269504088896341f + 0.5f;
-  const uint32_t t = static_cast<uint32_t>(static_cast<int32_t>(v));
-  const uint32_t n = t - (v < static_cast<float>(static_cast<int32_t>(t)) ? 1u : 0u);  // floor(v)
-  const float fx = static_cast<float>(static_cast<int32_t>(n));
-  float r = x - fx * 0.693359375f;
-  r = r + fx * 2.12194440e-4f;
-  const float z = r * r;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * z + r + 1.0f;
-  const uint32_t bits = (n + 126u) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  float e = y * scale * 2.0f;
-  e = blend(x < lo, 0.0f, e);
-  e = blend(x > hi, std::numeric_limits<float>::infinity(), e);
-  return blend(x != x, x, e);
-}
-inline double exp_fast(double x) { return std::exp(x); }
-
-// erf for float: Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), given
-// exp(-x^2) (gelu's gradient has it already); double uses std::erf.
-[[gnu::always_inline]] inline float erf_with_exp(float x, float exp_neg_x2) {
-  const float a = std::fabs(x);
-  const float t = 1.0f / (1.0f + 0.3275911f * a);
-  float p = 1.061405429f;
-  p = p * t - 1.453152027f;
-  p = p * t + 1.421413741f;
-  p = p * t - 0.284496736f;
-  p = p * t + 0.254829592f;
-  return std::copysign(1.0f - p * t * exp_neg_x2, x);
-}
-inline double erf_with_exp(double x, double) { return std::erf(x); }
-[[gnu::always_inline]] inline float erf_fast(float x) { return erf_with_exp(x, exp_fast(-x * x)); }
+[[gnu::always_inline]] inline float exp_fast(float x) { return vmath::exp(x); }
+[[gnu::always_inline]] inline double exp_fast(double x) { return vmath::exp(x); }
+[[gnu::always_inline]] inline float erf_fast(float x) { return vmath::erf(x); }
 inline double erf_fast(double x) { return std::erf(x); }
 
 // tanh for float as 1 - 2 / (e^2x + 1) (absolute error about 1e-7; exact +-1 far out).

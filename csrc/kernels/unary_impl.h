@@ -10,8 +10,8 @@
 
 namespace ember::kernels::unary {
 
-// float tanh and sigmoid through nn_math's vectorizable exp (the libm calls ran one
-// element at a time); other types as before.
+// float tanh and float/double sigmoid through the vectorizable exp (the libm calls ran
+// one element at a time); other types as before.
 template <class C>
 [[gnu::always_inline]] inline auto tanh_of(C x) {
   if constexpr (std::is_same_v<C, float>) return nn::tanh_accurate(x);
@@ -19,9 +19,64 @@ template <class C>
 }
 template <class C>
 [[gnu::always_inline]] inline auto sigmoid_of(C x) {
-  if constexpr (std::is_same_v<C, float>) return activation::sigmoid(x);
+  if constexpr (std::is_floating_point_v<C>) return activation::sigmoid(x);
   else return C(1) / (C(1) + std::exp(-x));
 }
+
+// float and double (the compute types of the floating dtypes) through kernels/vec_math.h,
+// which vectorizes where it has a formula and calls libm otherwise; the integral
+// instantiations (never reached: the ops promote integers first) through libm.
+template <class C>
+[[gnu::always_inline]] inline auto exp_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::exp(x);
+  else return std::exp(x);
+}
+template <class C>
+[[gnu::always_inline]] inline auto expm1_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::expm1(x);
+  else return std::expm1(x);
+}
+template <class C>
+[[gnu::always_inline]] inline auto log_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::log(x);
+  else return std::log(x);
+}
+template <class C>
+[[gnu::always_inline]] inline auto log1p_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::log1p(x);
+  else return std::log1p(x);
+}
+template <class C>
+[[gnu::always_inline]] inline auto sin_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::sin(x);
+  else return std::sin(x);
+}
+template <class C>
+[[gnu::always_inline]] inline auto cos_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::cos(x);
+  else return std::cos(x);
+}
+template <class C>
+[[gnu::always_inline]] inline auto tan_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::tan(x);
+  else return std::tan(x);
+}
+template <class C>
+[[gnu::always_inline]] inline auto erf_of(C x) {
+  if constexpr (std::is_floating_point_v<C>) return vmath::erf(x);
+  else return std::erf(x);
+}
+
+// float sin, cos and tan: lanes beyond the vectorized reduction's range (and NaN, inf)
+// go to libm; see Note [Rare lanes] (kernels/map.h).
+template <class C>
+struct trig_rare_lanes {
+  static constexpr bool rare_lanes = std::is_same_v<C, float>;
+  static bool rare(C x) {
+    if constexpr (rare_lanes) return !(std::fabs(x) <= vmath::kTrigFastRange);
+    else return false;
+  }
+};
 
 
 template <class C>
@@ -39,18 +94,30 @@ template <class C> struct sign_fn { C operator()(C x) const { return (C((C(0) < 
 template <class C> struct square_fn { C operator()(C x) const { return mul_wrap(x, x); } };
 template <class C> struct relu_fn { C operator()(C x) const { return (x > C(0) || x != x ? x : C(0)); } };
 template <class C> struct reciprocal_fn { C operator()(C x) const { return C(1) / x; } };
-template <class C> struct exp_fn { C operator()(C x) const { return std::exp(x); } };
+template <class C> struct exp_fn { C operator()(C x) const { return exp_of(x); } };
 template <class C> struct exp2_fn { C operator()(C x) const { return std::exp2(x); } };
-template <class C> struct expm1_fn { C operator()(C x) const { return std::expm1(x); } };
-template <class C> struct log_fn { C operator()(C x) const { return std::log(x); } };
+template <class C> struct expm1_fn { C operator()(C x) const { return expm1_of(x); } };
+template <class C> struct log_fn { C operator()(C x) const { return log_of(x); } };
 template <class C> struct log2_fn { C operator()(C x) const { return std::log2(x); } };
 template <class C> struct log10_fn { C operator()(C x) const { return std::log10(x); } };
-template <class C> struct log1p_fn { C operator()(C x) const { return std::log1p(x); } };
+template <class C> struct log1p_fn { C operator()(C x) const { return log1p_of(x); } };
 template <class C> struct sqrt_fn { C operator()(C x) const { return std::sqrt(x); } };
 template <class C> struct rsqrt_fn { C operator()(C x) const { return C(1) / std::sqrt(x); } };
-template <class C> struct sin_fn { C operator()(C x) const { return std::sin(x); } };
-template <class C> struct cos_fn { C operator()(C x) const { return std::cos(x); } };
-template <class C> struct tan_fn { C operator()(C x) const { return std::tan(x); } };
+template <class C>
+struct sin_fn : trig_rare_lanes<C> {
+  C operator()(C x) const { return sin_of(x); }
+  static C slow(C x) { return std::sin(x); }
+};
+template <class C>
+struct cos_fn : trig_rare_lanes<C> {
+  C operator()(C x) const { return cos_of(x); }
+  static C slow(C x) { return std::cos(x); }
+};
+template <class C>
+struct tan_fn : trig_rare_lanes<C> {
+  C operator()(C x) const { return tan_of(x); }
+  static C slow(C x) { return std::tan(x); }
+};
 template <class C> struct asin_fn { C operator()(C x) const { return std::asin(x); } };
 template <class C> struct acos_fn { C operator()(C x) const { return std::acos(x); } };
 template <class C> struct atan_fn { C operator()(C x) const { return std::atan(x); } };
@@ -60,7 +127,7 @@ template <class C> struct tanh_fn { C operator()(C x) const { return tanh_of(x);
 template <class C> struct asinh_fn { C operator()(C x) const { return std::asinh(x); } };
 template <class C> struct acosh_fn { C operator()(C x) const { return std::acosh(x); } };
 template <class C> struct atanh_fn { C operator()(C x) const { return std::atanh(x); } };
-template <class C> struct erf_fn { C operator()(C x) const { return std::erf(x); } };
+template <class C> struct erf_fn { C operator()(C x) const { return erf_of(x); } };
 template <class C> struct erfc_fn { C operator()(C x) const { return std::erfc(x); } };
 template <class C> struct sigmoid_fn { C operator()(C x) const { return sigmoid_of(x); } };
 template <class C> struct floor_fn { C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::floor(x)); } };
