@@ -67,16 +67,16 @@ namespace ember::kernels::unary {
 
 template <class C>
 struct gelu_fn {
-  C operator()(C x) const {
-    return activation::floating_only(x, [](auto x) {
+  [[gnu::always_inline]] C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) __attribute__((always_inline)) {
       return x * vmath::normal_cdf(x);  // erfc below 0: no cancellation
     });
   }
 };
 template <class C>
 struct gelu_tanh_fn {
-  C operator()(C x) const {
-    return activation::floating_only(x, [](auto x) {
+  [[gnu::always_inline]] C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) __attribute__((always_inline)) {
       // (1 + tanh u) / 2 = 1 / (1 + e^-2u), which does not cancel for negative x
       const auto u = C(activation::kSqrt2OverPi) * (x + C(activation::kGeluKappa) * x * x * x);
       return x / (C(1) + nn::exp_fast(C(-2) * u));
@@ -85,44 +85,44 @@ struct gelu_tanh_fn {
 };
 template <class C>
 struct silu_fn {
-  C operator()(C x) const { return activation::floating_only(x, [](auto x) { return x * activation::sigmoid(x); }); }
+  [[gnu::always_inline]] C operator()(C x) const { return activation::floating_only(x, [](auto x) __attribute__((always_inline)) { return x * activation::sigmoid(x); }); }
 };
 template <class C>
 struct mish_fn {
-  C operator()(C x) const {
-    return activation::floating_only(x, [](auto x) {
+  [[gnu::always_inline]] C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) __attribute__((always_inline)) {
       return x * activation::tanh_softplus(x);
     });
   }
 };
 template <class C>
 struct hardswish_fn {
-  C operator()(C x) const {
-    return activation::floating_only(x, [](auto x) {
+  [[gnu::always_inline]] C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) __attribute__((always_inline)) {
       return x * (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6);
     });
   }
 };
 template <class C>
 struct hardsigmoid_fn {
-  C operator()(C x) const {
-    return activation::floating_only(x, [](auto x) {
+  [[gnu::always_inline]] C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) __attribute__((always_inline)) {
       return (x + C(3) < C(0) ? C(0) : x + C(3) > C(6) ? C(6) : x + C(3)) / C(6);
     });
   }
 };
 template <class C>
 struct log_sigmoid_fn {
-  C operator()(C x) const {
-    return activation::floating_only(x, [](auto x) {
+  [[gnu::always_inline]] C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) __attribute__((always_inline)) {
       return (x < C(0) ? x : C(0)) - vmath::log1p(nn::exp_fast(-std::abs(x)));
     });
   }
 };
 template <class C>
 struct selu_fn {
-  C operator()(C x) const {
-    return activation::floating_only(x, [](auto x) {
+  [[gnu::always_inline]] C operator()(C x) const {
+    return activation::floating_only(x, [](auto x) __attribute__((always_inline)) {
       return activation::elu(x, activation::EluCoefficients<C>{C(activation::kSeluAlpha * activation::kSeluScale), C(activation::kSeluScale), C(1)});
     });
   }
@@ -132,12 +132,14 @@ template <class C>
 struct softplus_fn {
   C beta, threshold;
   explicit softplus_fn(const Scalar* a) : beta(a[0].to<C>()), threshold(a[1].to<C>()) {}
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (!activation::floating<C>) {
       return x;
     } else {
       const C bx = x * beta;
-      return bx > threshold ? x : vmath::log1p(nn::exp_fast(bx)) / beta;
+      // libm's log1p: gcc leaves this loop scalar whatever its form (16M floats, scalar
+      // vmath::log1p: 632 ms; libm's is faster one element at a time). Open: issue 20.
+      return bx > threshold ? x : C(std::log1p(nn::exp_fast(bx))) / beta;
     }
   }
 };
@@ -148,7 +150,7 @@ struct elu_fn {
   activation::EluCoefficients<C> k;
   explicit elu_fn(const Scalar* a)
       : k{C(a[0].to_double() * a[1].to_double()), C(a[1].to_double()), C(a[2].to_double())} {}
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (!activation::floating<C>) return x;
     else return activation::elu(x, k);
   }
@@ -159,7 +161,7 @@ template <class C>
 struct celu_fn {
   activation::EluCoefficients<C> k;
   explicit celu_fn(const Scalar* a) : k{C(a[0].to_double()), C(1), C(1.0 / a[0].to_double())} {}
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (!activation::floating<C>) return x;
     else return activation::elu(x, k);
   }
@@ -169,7 +171,7 @@ template <class C>
 struct leaky_relu_fn {
   C slope;
   explicit leaky_relu_fn(const Scalar* a) : slope(a[0].to<C>()) {}
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (!activation::floating<C>) return x;
     else return x > C(0) ? x : x * slope;
   }
@@ -180,7 +182,7 @@ template <class C>
 struct hardtanh_fn {
   C lo, hi;
   explicit hardtanh_fn(const Scalar* a) : lo(a[0].to<C>()), hi(a[1].to<C>()) {}
-  C operator()(C x) const { return x < lo ? lo : x > hi ? hi : x; }
+  [[gnu::always_inline]] C operator()(C x) const { return x < lo ? lo : x > hi ? hi : x; }
 };
 
 }  // namespace ember::kernels::unary
@@ -191,32 +193,32 @@ namespace ember::kernels::binary {
 
 template <class C>
 struct silu_backward_fn {
-  C operator()(C g, C x) const {
-    return activation::floating_only(g, x, [](auto g, auto x) {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) __attribute__((always_inline)) {
       return g * activation::sigmoid(x) * (C(1) + x * (C(1) - activation::sigmoid(x)));
     });
   }
 };
 template <class C>
 struct hardswish_backward_fn {
-  C operator()(C g, C x) const {
-    return activation::floating_only(g, x, [](auto g, auto x) {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) __attribute__((always_inline)) {
       return x <= C(-3) ? C(0) : x < C(3) ? g * (x / C(3) + C(0.5)) : g;
     });
   }
 };
 template <class C>
 struct hardsigmoid_backward_fn {
-  C operator()(C g, C x) const {
-    return activation::floating_only(g, x, [](auto g, auto x) {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) __attribute__((always_inline)) {
       return (x > C(-3) && x < C(3)) ? g / C(6) : C(0);
     });
   }
 };
 template <class C>
 struct log_sigmoid_backward_fn {
-  C operator()(C g, C x) const {
-    return activation::floating_only(g, x, [](auto g, auto x) {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
+    return activation::floating_only(g, x, [](auto g, auto x) __attribute__((always_inline)) {
       return g * activation::sigmoid(-x);
     });
   }
@@ -225,7 +227,7 @@ struct log_sigmoid_backward_fn {
 // g (Phi(x) + x phi(x)); e^(-x^2 / 2) serves both.
 template <class C>
 struct gelu_backward_fn {
-  C operator()(C g, C x) const {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
     if constexpr (!activation::floating<C>) {
       return g;
     } else {
@@ -237,7 +239,7 @@ struct gelu_backward_fn {
 
 template <class C>
 struct gelu_tanh_backward_fn {
-  C operator()(C g, C x) const {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
     if constexpr (!activation::floating<C>) {
       return g;
     } else {
@@ -253,7 +255,7 @@ struct gelu_tanh_backward_fn {
 
 template <class C>
 struct mish_backward_fn {
-  C operator()(C g, C x) const {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
     if constexpr (!activation::floating<C>) {
       return g;
     } else {
@@ -267,7 +269,7 @@ template <class C>
 struct softplus_backward_fn {
   C beta, threshold;
   explicit softplus_backward_fn(const Scalar* a) : beta(a[0].to<C>()), threshold(a[1].to<C>()) {}
-  C operator()(C g, C x) const {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
     if constexpr (!activation::floating<C>) {
       return g;
     } else {
@@ -283,7 +285,7 @@ struct elu_backward_fn {
   C negcoef, poscoef, negiptcoef;
   explicit elu_backward_fn(const Scalar* a)
       : negcoef(C(a[0].to_double() * a[1].to_double())), poscoef(C(a[1].to_double())), negiptcoef(C(a[2].to_double())) {}
-  C operator()(C g, C x) const {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
     if constexpr (!activation::floating<C>) return g;
     else return x <= C(0) ? g * negiptcoef * negcoef * nn::exp_fast(x * negiptcoef) : g * poscoef;
   }
@@ -293,7 +295,7 @@ template <class C>
 struct leaky_relu_backward_fn {
   C slope;
   explicit leaky_relu_backward_fn(const Scalar* a) : slope(a[0].to<C>()) {}
-  C operator()(C g, C x) const {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
     if constexpr (!activation::floating<C>) return g;
     else return x > C(0) ? g : g * slope;
   }
@@ -303,7 +305,7 @@ template <class C>
 struct hardtanh_backward_fn {
   C lo, hi;
   explicit hardtanh_backward_fn(const Scalar* a) : lo(a[0].to<C>()), hi(a[1].to<C>()) {}
-  C operator()(C g, C x) const { return (x <= lo || x >= hi) ? C(0) : g; }
+  [[gnu::always_inline]] C operator()(C g, C x) const { return (x <= lo || x >= hi) ? C(0) : g; }
 };
 
 }  // namespace ember::kernels::binary

@@ -10,40 +10,40 @@
 namespace ember::kernels::binary {
 
 
-template <class C> struct mul_fn { C operator()(C x, C y) const { return mul_wrap(x, y); } };
+template <class C> struct mul_fn { [[gnu::always_inline]] C operator()(C x, C y) const { return mul_wrap(x, y); } };
 // true division: the engine computes it in a floating dtype
-template <class C> struct div_fn { C operator()(C x, C y) const { return x / y; } };
-template <class C> struct maximum_fn { C operator()(C x, C y) const { return max_nan(x, y); } };
-template <class C> struct minimum_fn { C operator()(C x, C y) const { return min_nan(x, y); } };
+template <class C> struct div_fn { [[gnu::always_inline]] C operator()(C x, C y) const { return x / y; } };
+template <class C> struct maximum_fn { [[gnu::always_inline]] C operator()(C x, C y) const { return max_nan(x, y); } };
+template <class C> struct minimum_fn { [[gnu::always_inline]] C operator()(C x, C y) const { return min_nan(x, y); } };
 template <class C>
 struct clamp_min_fn {
-  C operator()(C x, C y) const { return (x != x || y != y) ? x + y : (x < y ? y : x); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return (x != x || y != y) ? x + y : (x < y ? y : x); }
 };
 template <class C>
 struct clamp_max_fn {
-  C operator()(C x, C y) const { return (x != x || y != y) ? x + y : (y < x ? y : x); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return (x != x || y != y) ? x + y : (y < x ? y : x); }
 };
 template <class C>
 struct fmax_fn {
-  C operator()(C x, C y) const { return (y != y || x > y) ? x : (x != x ? y : (x < y ? y : x)); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return (y != y || x > y) ? x : (x != x ? y : (x < y ? y : x)); }
 };
 template <class C>
 struct fmin_fn {
-  C operator()(C x, C y) const { return (y != y || x < y) ? x : (x != x ? y : (y < x ? y : x)); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return (y != y || x < y) ? x : (x != x ? y : (y < x ? y : x)); }
 };
-template <class C> struct atan2_fn { C operator()(C x, C y) const { return C(std::atan2(x, y)); } };
-template <class C> struct hypot_fn { C operator()(C x, C y) const { return C(std::hypot(x, y)); } };
-template <class C> struct copysign_fn { C operator()(C x, C y) const { return C(std::copysign(x, y)); } };
+template <class C> struct atan2_fn { [[gnu::always_inline]] C operator()(C x, C y) const { return C(std::atan2(x, y)); } };
+template <class C> struct hypot_fn { [[gnu::always_inline]] C operator()(C x, C y) const { return C(std::hypot(x, y)); } };
+template <class C> struct copysign_fn { [[gnu::always_inline]] C operator()(C x, C y) const { return C(std::copysign(x, y)); } };
 template <class C>
 struct xlogy_fn {
-  C operator()(C x, C y) const { return (x == C(0) && y == y) ? C(0) : C(x * std::log(y)); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return (x == C(0) && y == y) ? C(0) : C(x * std::log(y)); }
 };
 
 // log(e^a + e^b) and log2(2^a + 2^b) from the larger term, in the compute type; equal
 // infinities stay.
 template <class C>
 struct logaddexp_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_floating_point_v<C>) {
       if (x == y && std::isinf(x)) return x;
       return max_nan(x, y) + C(std::log1p(std::exp(-std::abs(x - y))));
@@ -54,7 +54,7 @@ struct logaddexp_fn {
 };
 template <class C>
 struct logaddexp2_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_floating_point_v<C>) {
       if (x == y && std::isinf(x)) return x;
       return max_nan(x, y) + C(std::log1p(std::exp2(-std::abs(x - y)))) * C(1.0 / M_LN2);
@@ -69,39 +69,39 @@ template <class C>
 struct add_fn {
   C alpha;
   explicit add_fn(const Scalar* a) : alpha(a[0].to<C>()) {}
-  C operator()(C x, C y) const { return add_wrap(x, mul_wrap(alpha, y)); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return add_wrap(x, mul_wrap(alpha, y)); }
 };
 template <class C>
 struct sub_fn {
   C alpha;
   explicit sub_fn(const Scalar* a) : alpha(a[0].to<C>()) {}
-  C operator()(C x, C y) const { return sub_wrap(x, mul_wrap(alpha, y)); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return sub_wrap(x, mul_wrap(alpha, y)); }
 };
 
 template <class C>
 struct div_trunc_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return div_trunc_int(x, y);
     else return C(std::trunc(x / y));
   }
 };
 template <class C>
 struct div_floor_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return div_floor_int(x, y);
     else return div_floor_float(x, y);
   }
 };
 template <class C>
 struct remainder_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return mod_floor_int(x, y);
     else return mod_floor_float(x, y);
   }
 };
 template <class C>
 struct fmod_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return mod_trunc_int(x, y);
     else return C(std::fmod(x, y));
   }
@@ -129,7 +129,7 @@ struct fmod_fn {
 }
 template <class C>
 struct pow_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return pow_int(x, y);
     else if constexpr (std::is_same_v<C, float>) return pow_float(x, y);
     else return C(std::pow(x, y));
@@ -138,21 +138,21 @@ struct pow_fn {
 
 template <class C>
 struct bitwise_and_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return x & y;
     else return x;
   }
 };
 template <class C>
 struct bitwise_or_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return x | y;
     else return x;
   }
 };
 template <class C>
 struct bitwise_xor_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) return x ^ y;
     else return x;
   }
@@ -162,7 +162,7 @@ struct bitwise_xor_fn {
 // value shifted right), as torch's do.
 template <class C>
 struct bitwise_left_shift_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (is_int_v<C>) {
       if (y < 0 || uint64_t(y) >= sizeof(C) * 8) return 0;
       return C(uint64_t(x) << y);
@@ -173,7 +173,7 @@ struct bitwise_left_shift_fn {
 };
 template <class C>
 struct bitwise_right_shift_fn {
-  C operator()(C x, C y) const {
+  [[gnu::always_inline]] C operator()(C x, C y) const {
     if constexpr (is_int_v<C>) {
       if (y < 0 || uint64_t(y) >= sizeof(C) * 8) return x < 0 ? C(-1) : C(0);
       return C(x >> y);
@@ -188,7 +188,7 @@ template <class C>
 struct lerp_fn {
   C w;
   explicit lerp_fn(const Scalar* a) : w(a[0].to<C>()) {}
-  C operator()(C x, C y) const { return std::abs(w) < C(0.5) ? x + w * (y - x) : y - (y - x) * (C(1) - w); }
+  [[gnu::always_inline]] C operator()(C x, C y) const { return std::abs(w) < C(0.5) ? x + w * (y - x) : y - (y - x) * (C(1) - w); }
 };
 
 // masked_fill: b is the mask (converted to the compute type), the value an argument.
@@ -196,7 +196,7 @@ template <class C>
 struct masked_fill_fn {
   C value;
   explicit masked_fill_fn(const Scalar* a) : value(a[0].to<C>()) {}
-  C operator()(C x, C m) const { return m != C(0) ? value : x; }
+  [[gnu::always_inline]] C operator()(C x, C m) const { return m != C(0) ? value : x; }
 };
 
 // Integer division entries raise on a zero divisor before any element is written.

@@ -84,65 +84,65 @@ inline C float_only(double v) {
   return C(v);
 }
 
-template <class C> struct neg_fn { C operator()(C x) const { return neg_wrap(x); } };
+template <class C> struct neg_fn { [[gnu::always_inline]] C operator()(C x) const { return neg_wrap(x); } };
 // abs(-0.0) is +0.0
 template <class C>
 struct abs_fn {
-  C operator()(C x) const { return (x < C(0) ? neg_wrap(x) : x == C(0) ? C(0) : x); }
+  [[gnu::always_inline]] C operator()(C x) const { return (x < C(0) ? neg_wrap(x) : x == C(0) ? C(0) : x); }
 };
-template <class C> struct sign_fn { C operator()(C x) const { return (C((C(0) < x)) - C((x < C(0)))); } };
-template <class C> struct square_fn { C operator()(C x) const { return mul_wrap(x, x); } };
-template <class C> struct relu_fn { C operator()(C x) const { return (x > C(0) || x != x ? x : C(0)); } };
-template <class C> struct reciprocal_fn { C operator()(C x) const { return C(1) / x; } };
-template <class C> struct exp_fn { C operator()(C x) const { return exp_of(x); } };
-template <class C> struct exp2_fn { C operator()(C x) const { return std::exp2(x); } };
-template <class C> struct expm1_fn { C operator()(C x) const { return expm1_of(x); } };
-template <class C> struct log_fn { C operator()(C x) const { return log_of(x); } };
-template <class C> struct log2_fn { C operator()(C x) const { return std::log2(x); } };
-template <class C> struct log10_fn { C operator()(C x) const { return std::log10(x); } };
-template <class C> struct log1p_fn { C operator()(C x) const { return log1p_of(x); } };
-template <class C> struct sqrt_fn { C operator()(C x) const { return std::sqrt(x); } };
-template <class C> struct rsqrt_fn { C operator()(C x) const { return C(1) / std::sqrt(x); } };
+template <class C> struct sign_fn { [[gnu::always_inline]] C operator()(C x) const { return (C((C(0) < x)) - C((x < C(0)))); } };
+template <class C> struct square_fn { [[gnu::always_inline]] C operator()(C x) const { return mul_wrap(x, x); } };
+template <class C> struct relu_fn { [[gnu::always_inline]] C operator()(C x) const { return (x > C(0) || x != x ? x : C(0)); } };
+template <class C> struct reciprocal_fn { [[gnu::always_inline]] C operator()(C x) const { return C(1) / x; } };
+template <class C> struct exp_fn { [[gnu::always_inline]] C operator()(C x) const { return exp_of(x); } };
+template <class C> struct exp2_fn { [[gnu::always_inline]] C operator()(C x) const { return std::exp2(x); } };
+template <class C> struct expm1_fn { [[gnu::always_inline]] C operator()(C x) const { return expm1_of(x); } };
+template <class C> struct log_fn { [[gnu::always_inline]] C operator()(C x) const { return log_of(x); } };
+template <class C> struct log2_fn { [[gnu::always_inline]] C operator()(C x) const { return std::log2(x); } };
+template <class C> struct log10_fn { [[gnu::always_inline]] C operator()(C x) const { return std::log10(x); } };
+template <class C> struct log1p_fn { [[gnu::always_inline]] C operator()(C x) const { return log1p_of(x); } };
+template <class C> struct sqrt_fn { [[gnu::always_inline]] C operator()(C x) const { return std::sqrt(x); } };
+template <class C> struct rsqrt_fn { [[gnu::always_inline]] C operator()(C x) const { return C(1) / std::sqrt(x); } };
 template <class C>
 struct sin_fn : trig_rare_lanes<C> {
-  C operator()(C x) const { return sin_of(x); }
+  [[gnu::always_inline]] C operator()(C x) const { return sin_of(x); }
   static C slow(C x) { return std::sin(x); }
 };
 template <class C>
 struct cos_fn : trig_rare_lanes<C> {
-  C operator()(C x) const { return cos_of(x); }
+  [[gnu::always_inline]] C operator()(C x) const { return cos_of(x); }
   static C slow(C x) { return std::cos(x); }
 };
 template <class C>
 struct tan_fn : trig_rare_lanes<C> {
-  C operator()(C x) const { return tan_of(x); }
+  [[gnu::always_inline]] C operator()(C x) const { return tan_of(x); }
   static C slow(C x) { return std::tan(x); }
 };
-template <class C> struct asin_fn { C operator()(C x) const { return std::asin(x); } };
-template <class C> struct acos_fn { C operator()(C x) const { return std::acos(x); } };
-template <class C> struct atan_fn { C operator()(C x) const { return std::atan(x); } };
-template <class C> struct sinh_fn { C operator()(C x) const { return std::sinh(x); } };
-template <class C> struct cosh_fn { C operator()(C x) const { return std::cosh(x); } };
-template <class C> struct tanh_fn { C operator()(C x) const { return tanh_of(x); } };
-template <class C> struct asinh_fn { C operator()(C x) const { return std::asinh(x); } };
-template <class C> struct acosh_fn { C operator()(C x) const { return std::acosh(x); } };
-template <class C> struct atanh_fn { C operator()(C x) const { return std::atanh(x); } };
-template <class C> struct erf_fn { C operator()(C x) const { return erf_of(x); } };
-template <class C> struct erfc_fn { C operator()(C x) const { return std::erfc(x); } };
-template <class C> struct sigmoid_fn { C operator()(C x) const { return sigmoid_of(x); } };
-template <class C> struct floor_fn { C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::floor(x)); } };
-template <class C> struct ceil_fn { C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::ceil(x)); } };
-template <class C> struct trunc_fn { C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::trunc(x)); } };
+template <class C> struct asin_fn { [[gnu::always_inline]] C operator()(C x) const { return std::asin(x); } };
+template <class C> struct acos_fn { [[gnu::always_inline]] C operator()(C x) const { return std::acos(x); } };
+template <class C> struct atan_fn { [[gnu::always_inline]] C operator()(C x) const { return std::atan(x); } };
+template <class C> struct sinh_fn { [[gnu::always_inline]] C operator()(C x) const { return std::sinh(x); } };
+template <class C> struct cosh_fn { [[gnu::always_inline]] C operator()(C x) const { return std::cosh(x); } };
+template <class C> struct tanh_fn { [[gnu::always_inline]] C operator()(C x) const { return tanh_of(x); } };
+template <class C> struct asinh_fn { [[gnu::always_inline]] C operator()(C x) const { return std::asinh(x); } };
+template <class C> struct acosh_fn { [[gnu::always_inline]] C operator()(C x) const { return std::acosh(x); } };
+template <class C> struct atanh_fn { [[gnu::always_inline]] C operator()(C x) const { return std::atanh(x); } };
+template <class C> struct erf_fn { [[gnu::always_inline]] C operator()(C x) const { return erf_of(x); } };
+template <class C> struct erfc_fn { [[gnu::always_inline]] C operator()(C x) const { return std::erfc(x); } };
+template <class C> struct sigmoid_fn { [[gnu::always_inline]] C operator()(C x) const { return sigmoid_of(x); } };
+template <class C> struct floor_fn { [[gnu::always_inline]] C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::floor(x)); } };
+template <class C> struct ceil_fn { [[gnu::always_inline]] C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::ceil(x)); } };
+template <class C> struct trunc_fn { [[gnu::always_inline]] C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::trunc(x)); } };
 // halves to even
 template <class C>
 struct round_fn {
-  C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::nearbyint(x)); }
+  [[gnu::always_inline]] C operator()(C x) const { return std::is_integral_v<C> ? x : C(std::nearbyint(x)); }
 };
-template <class C> struct frac_fn { C operator()(C x) const { return x - C(std::trunc(x)); } };
+template <class C> struct frac_fn { [[gnu::always_inline]] C operator()(C x) const { return x - C(std::trunc(x)); } };
 
 template <class C>
 struct bitwise_not_fn {
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (std::is_same_v<C, bool>) return !x;
     else if constexpr (std::is_integral_v<C>) return C(~x);
     else return x;  // not reached: the op accepts integral dtypes only
@@ -156,7 +156,7 @@ struct sgn_fn : sign_fn<C> {};
 // erf, which brings it to double precision.
 template <class C>
 struct erfinv_fn {
-  C operator()(C y) const {
+  [[gnu::always_inline]] C operator()(C y) const {
     double x = y;
     if (!(x > -1 && x < 1)) return x == 1 ? C(INFINITY) : x == -1 ? C(-INFINITY) : C(NAN);
     double w = -std::log((1.0 - x) * (1.0 + x)), p;
@@ -189,7 +189,7 @@ struct round_decimals_fn {
     negative = d < 0;
     ten_pow = C(std::pow(10.0, double(negative ? -d : d)));
   }
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) {
       return x;
     } else {
@@ -204,7 +204,7 @@ struct logit_fn {
   C lo, hi;
   bool clamp;
   explicit logit_fn(const Scalar* a) : lo(C(a[0].to_double())), hi(C(1.0 - a[0].to_double())), clamp(a[0].to_double() >= 0) {}
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if (clamp) x = x < lo ? lo : x > hi ? hi : x;
     return C(std::log(x / (C(1) - x)));
   }
@@ -214,7 +214,7 @@ template <class C>
 struct nan_to_num_fn {
   C nan, posinf, neginf;
   explicit nan_to_num_fn(const Scalar* a) : nan(a[0].to<C>()), posinf(a[1].to<C>()), neginf(a[2].to<C>()) {}
-  C operator()(C x) const {
+  [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (std::is_floating_point_v<C>) {
       if (x != x) return nan;
       if (x == C(INFINITY)) return posinf;

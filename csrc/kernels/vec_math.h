@@ -117,10 +117,14 @@ struct ReducedF {
 }
 // log1p(x) = log(u) - ((u - 1) - x) / u with u = 1 + x rounded: the second term puts
 // back what the rounding of u lost.
+// One log, and no short-circuit conditions: inlined twice and with `||`, the loops over
+// it stayed scalar (16M floats: 934 ms). Where u is inf, 0 or negative (x = inf, -1,
+// below -1) log(u) alone is the answer (inf, -inf, NaN); x = ±0 gives x.
 [[gnu::always_inline]] inline float log1p(float x) {
   const float u = 1.0f + x;
-  float r = log(u) - ((u - 1.0f) - x) / u;
-  r = sel(x == kInfF || x == 0.0f || x == -1.0f || x < -1.0f, log(sel(x == 0.0f, 1.0f, u)), r);
+  const float lu = log(u);
+  float r = lu - ((u - 1.0f) - x) / u;
+  r = sel(int(x == kInfF) | int(u <= 0.0f), lu, r);
   r = sel(x == 0.0f, x, r);
   return sel(x != x, x, r);
 }
