@@ -103,10 +103,10 @@ def record_compile_times(path: Path, times) -> None:
     known = {}
     if path.exists():
         for line in path.read_text().splitlines():
-            seconds, _, name = line.partition(" ")
+            parts = line.split(None, 1)  # the seconds are right-aligned: leading spaces
             try:
-                known[name] = float(seconds)
-            except ValueError:
+                known[parts[1]] = float(parts[0])
+            except (IndexError, ValueError):
                 pass
     known.update(times)
     path.write_text("".join(f"{seconds:7.1f} {name}\n" for name, seconds in
