@@ -45,3 +45,21 @@ def pytest_sessionfinish(session, exitstatus):
     if path and not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller's status, not a worker's
         with open(path, "w") as f:
             f.write(str(int(exitstatus)))
+
+
+@pytest.fixture(params=[1, 2])
+def threads(request):
+    """The test on 1, then 2 intra-op threads, in ember and in torch where it is imported."""
+    import sys
+
+    import ember
+
+    torch = sys.modules.get("torch")
+    old = ember.get_num_threads(), torch.get_num_threads() if torch else None
+    ember.set_num_threads(request.param)
+    if torch:
+        torch.set_num_threads(request.param)
+    yield request.param
+    ember.set_num_threads(old[0])
+    if torch:
+        torch.set_num_threads(old[1])

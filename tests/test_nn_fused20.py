@@ -28,16 +28,6 @@ def same(e, t, dtype="float32"):
     np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), atol=atol, rtol=rtol, equal_nan=True)
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    old_e, old_t = ember.get_num_threads(), torch.get_num_threads()
-    ember.set_num_threads(request.param)
-    torch.set_num_threads(request.param)
-    yield request.param
-    ember.set_num_threads(old_e)
-    torch.set_num_threads(old_t)
-
-
 @pytest.mark.parametrize("n", [1, 7, 16, 511, 512, 513, 1500, 33000])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_rows(n, dtype, threads):
