@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+from . import small_gpt
+
 Setup = Callable[[object], Optional[Callable[[], object]]]
 LIBRARIES = ("ember", "torch", "numpy")
 
@@ -657,6 +659,12 @@ def char_transformer_step_autocast(torch):
     return step
 
 
+def pow_big(lib):
+    """x ** 1.7, the scalar exponent that no special case catches (x*x, sqrt, ...)."""
+    x = lib.ones(N_EW, dtype=lib.float32) * 1.5
+    return lambda: x ** 1.7
+
+
 # --- the table -------------------------------------------------------------------------
 
 
@@ -764,4 +772,8 @@ CASES: list[Case] = [
     Case("matmul bfloat16 4096² (torch: only with bf16 hardware)", torch=matmul_reduced(4096, "bfloat16"),
          flops=2 * 4096**3),
     Case("char transformer train step, bfloat16 autocast", torch=char_transformer_step_autocast),
+    Case("nanoGPT Shakespeare-char train step (README CPU settings: 4x128, 12x64 tokens)",
+         torch=small_gpt.nanogpt_shakespeare_char),
+    Case("makemore transformer train step (4x64, 32 names of 16)", torch=small_gpt.makemore_transformer),
+    Case("a ** 1.7 16M float32", torch=pow_big, numpy=pow_big, bytes=2 * 4 * N_EW),
 ]

@@ -369,11 +369,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--markdown", action="store_true",
                         help="also print the table as markdown, for the README")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="threads for ember and torch (set_num_threads; default: their own,"
+                             " all usable cores); numpy's BLAS keeps its own")
     parser.add_argument("--no-limits", action="store_true",
                         help="skip measuring the machine's bandwidth and peak (~2 s)")
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be at least 1")
     return args
 
 
@@ -400,6 +405,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.repeat is not None:
         settings = replace(settings, repeats=args.repeat)
     libraries = {name: load_library(name) for name in LIBRARIES}
+    if args.threads is not None:
+        for lib in libraries.values():
+            if lib.num_threads is not None:  # ember and torch
+                lib.module.set_num_threads(args.threads)
+                lib.num_threads = lib.module.get_num_threads()
     progress(describe_libraries(libraries))
     limits = None
     if not args.no_limits and any(case.bytes or case.flops for case in cases):

@@ -79,6 +79,10 @@ CASES = {
     "softplus": (EF.softplus, F.softplus, softplus_ref, softplus_ref),
     "pow2.5": (lambda x: ember.pow(x, 2.5), lambda x: torch.pow(x, 2.5), lambda x: np.power(x, 2.5),
                lambda x: np.power(x, 2.5)),
+    "pow3": (lambda x: ember.pow(x, 3.0), lambda x: torch.pow(x, 3.0), lambda x: np.power(x, 3.0),
+             lambda x: np.power(x, 3.0)),
+    "pow-1.7": (lambda x: ember.pow(x, -1.7), lambda x: torch.pow(x, -1.7), lambda x: np.power(x, -1.7),
+                lambda x: np.power(x, -1.7)),
 }
 
 
@@ -172,3 +176,65 @@ def test_backward_formulas_use_fast_functions():
         tf(tx, **kw).sum().backward()
         ef(ex, **kw).sum().backward()
         np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=5e-7, err_msg=name)
+
+
+def test_pow_tensor_exponent_special_grid():
+    # every base of SPECIAL to every exponent of a grid of signs, parities, fractions,
+    # large integers (odd below 2^24, even above) and non-finite values, as tensors of
+    # both: NaN, infinities, zeros' signs exact, the rest within 1 ulp of torch's
+    ys = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -0.5, 2.5, 3.4, -3.4, 7.0, 1.7, 8388609.0, 8388610.0,
+          16777217.0, 1e10, math.inf, -math.inf, math.nan]
+    x32 = np.array(SPECIAL, dtype=np.float64).astype(np.float32)
+    bx, by = np.meshgrid(x32, np.array(ys, dtype=np.float32))
+    bx, by = bx.ravel().copy(), by.ravel().copy()
+    ty = torch.pow(torch.from_numpy(bx), torch.from_numpy(by)).numpy()
+    ey = ember.pow(ember.from_numpy(bx), ember.from_numpy(by)).numpy()
+    np.testing.assert_array_equal(np.isnan(ey), np.isnan(ty))
+    special = np.isinf(ty) | (ty == 0) | (np.abs(ty) == 1)
+    np.testing.assert_array_equal(ey[special], ty[special])
+    np.testing.assert_array_equal(np.signbit(ey[special]), np.signbit(ty[special]))
+    finite = ~special & ~np.isnan(ty)
+    assert (ulp_error(ey[finite], ty[finite].astype(np.float64), np.float32) <= 1).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("e", [2, 3, 0.5, -0.5, -1, -2, 2.0, 3.0, -1.0, -2.0])
+def test_pow_special_exponents_as_torch(e, dtype):
+    # torch computes these exponents as x*x, x*x*x, sqrt, rsqrt, 1/x, 1/(x*x): so does
+    # ember, values and signs alike (pow(-0., .5) is -0., pow(-inf, .5) NaN), in place too
+    with np.errstate(over="ignore"):
+        x = np.array(SPECIAL + [3.7, -3.7, 1e20, -1e-20], dtype=np.float64)
+    tx = torch.from_numpy(x).to(getattr(torch, dtype))
+    ex = ember.from_numpy(x).to(getattr(ember, dtype))
+    ty, ey = torch.pow(tx, e), ember.pow(ex, e)
+    assert ey.dtype == getattr(ember, dtype)
+    t64, e64 = ty.double().numpy(), ey.double().numpy()
+    nan = np.isnan(t64)
+    np.testing.assert_array_equal(np.isnan(e64), nan)
+    special = np.isinf(t64) | (t64 == 0)  # exact, sign included
+    np.testing.assert_array_equal(e64[special], t64[special])
+    np.testing.assert_array_equal(np.signbit(e64[special]), np.signbit(t64[special]))
+    rest = ~nan & ~special  # within an ulp (torch's own float sqrt is not always rounded right)
+    eps = {"float32": 2.0 ** -23, "float64": 2.0 ** -52, "bfloat16": 2.0 ** -7}[dtype]
+    assert (np.abs(e64[rest] - t64[rest]) <= eps * np.abs(t64[rest])).all()
+    ex2 = ex.clone()
+    assert ex2.pow_(e) is ex2
+    np.testing.assert_array_equal(ex2.double().numpy(), e64)
+    # a non-contiguous base and the gradient of the general formula
+    tb = torch.tensor([[1.5, 2.0], [3.0, 0.25]], dtype=torch.float64, requires_grad=True)
+    eb = ember.tensor([[1.5, 2.0], [3.0, 0.25]], dtype=ember.float64, requires_grad=True)
+    torch.pow(tb.t(), e).sum().backward()
+    ember.pow(eb.t(), e).sum().backward()
+    np.testing.assert_allclose(eb.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+def test_pow_special_exponent_out_and_integer_base():
+    # out= (which may cast) and integer bases keep the general path: torch's dtypes
+    out = ember.empty(3, dtype=ember.float64)
+    ember.pow(ember.tensor([4.0, 9.0, -1.0]), 0.5, out=out)
+    np.testing.assert_array_equal(out.numpy(), torch.pow(torch.tensor([4.0, 9.0, -1.0]), 0.5).double().numpy())
+    for e in (0.5, -1.0, 2, 3):
+        ty = torch.pow(torch.tensor([2, 3]), e)
+        ey = ember.pow(ember.tensor([2, 3]), e)
+        assert str(ey.dtype) == str(ty.dtype).replace("torch", "ember")
+        np.testing.assert_allclose(ey.double().numpy(), ty.double().numpy(), rtol=1e-7)

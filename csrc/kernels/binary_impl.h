@@ -106,26 +106,28 @@ struct fmod_fn {
     else return C(std::fmod(x, y));
   }
 };
-// float x^y = e^(y log|x|) in double (kernels/vec_math.h: vectorizes, error far below a
-// float ulp), x's sign back for odd integer y, NaN for negative x to a fraction; C's
-// special cases x^0 = 1^y = (-1)^(+-inf) = 1 by selects, and x^2 exactly as x * x
-// (square calls pow). Everything else (0, inf, NaN) falls out of log and exp. All in
-// double (gcc vectorizes the loop only with one conversion in and one out). double
-// uses std::pow.
-[[gnu::always_inline]] inline float pow_float(float xf, float yf) {
-  const double x = xf, y = yf;
-  const double ax = std::fabs(x), ay = std::fabs(y);
-  const double r = vmath::exp(y * vmath::log(ax));
-  const double magic = 4503599627370496.0;  // 2^52: y + 2^52 - 2^52 rounds a float y to an integer
-  const double yr = (ay + magic) - magic;
-  const bool integer = yr == ay;
-  const bool odd = integer & (ay < 16777216.0) & ((vmath::bits(ay + magic) & 1u) != 0);  // floats above 2^24 are even
-  double v = vmath::sel(odd & ((vmath::bits(x) >> 63) != 0), -r, r);  // (-0)^odd keeps the sign
-  v = vmath::sel((x < 0.0) & (x != -vmath::kInfD) & !integer & (ay != vmath::kInfD),
-                 std::numeric_limits<double>::quiet_NaN(), v);
-  v = vmath::sel((y == 0.0) | (x == 1.0) | ((x == -1.0) & (ay == vmath::kInfD)), 1.0, v);
-  v = vmath::sel(y == 2.0, x * x, v);
-  return static_cast<float>(v);
+// float x^y = e^(y log|x|), the exp and log in double (kernels/vec_math.h: vectorizes,
+// error far below a float ulp); the rest in float. y's parity comes from the last bit of
+// |y| + 2^23 (a float below 2^23 rounded to an integer), or of |y| itself below 2^24
+// (above, every float is even); it moves x's sign bit onto the result for odd integer
+// y. NaN for negative x to a fraction; C's special cases x^0 = 1^y = (-1)^(+-inf) = 1 by
+// selects, and x^2 exactly as x * x (square calls pow). Everything else (0, inf, NaN)
+// falls out of log and exp. Bits and selects only: a bool made from an integer's low
+// bit, or a rounding call, keeps gcc from vectorizing the loop (it ran scalar, 40x
+// slower, until that was found). double uses std::pow.
+[[gnu::always_inline]] inline float pow_float(float x, float y) {
+  const float ax = std::fabs(x), ay = std::fabs(y);
+  const float r = static_cast<float>(vmath::exp(double(y) * vmath::log(double(ax))));
+  const float two23 = 8388608.0f;
+  const float t = vmath::sel(ay < two23, ay + two23, ay);
+  const bool integer = vmath::sel(ay < two23, t - two23, ay) == ay;
+  const uint32_t odd_sign = vmath::bits(vmath::sel(integer & (ay < 2.0f * two23), t, 0.0f)) << 31;
+  float v = vmath::from_bits(vmath::bits(r) | (odd_sign & vmath::bits(x)));  // (-0)^odd keeps the sign
+  v = vmath::sel((x < 0.0f) & (x != -vmath::kInfF) & !integer & (ay != vmath::kInfF),
+                 std::numeric_limits<float>::quiet_NaN(), v);
+  v = vmath::sel((y == 0.0f) | (x == 1.0f) | ((x == -1.0f) & (ay == vmath::kInfF)), 1.0f, v);
+  v = vmath::sel(y == 2.0f, x * x, v);
+  return v;
 }
 template <class C>
 struct pow_fn {

@@ -96,6 +96,20 @@ Tensor pow_Tensor(const Tensor& self, const Tensor& exponent, const Out& out) {
   if (exponent.impl()->wrapped_number && exponent.dtype() == ScalarType::Int64)
     EMBER_CHECK(!(is_integral(common_dtype(self, exponent), true) && item(exponent).to_int64() < 0), Runtime,
                 "Integers to negative integer powers are not allowed.");
+  // A float tensor to one of torch's special Python-number exponents takes that
+  // exponent's own kernel, as torch's does: the values are torch's (pow(-0., .5) = -0.,
+  // pow(-inf, .5) = nan as sqrt gives them) and the general kernel's exp and log cost
+  // about ten times more. Only for a fresh result or in place: out= may cast.
+  if (exponent.impl()->wrapped_number && is_floating(self.dtype()) && !is_complex(exponent.dtype()) &&
+      (!out.tensor.defined() || out.inplace)) {
+    const double e = item(exponent).to_double();
+    if (e == 2.0) return mul_Tensor(self, self, out);
+    if (e == 3.0) return mul_Tensor(mul_Tensor(self, self, Out{}), self, out);
+    if (e == 0.5) return sqrt(self, out);
+    if (e == -0.5) return rsqrt(self, out);
+    if (e == -1.0) return reciprocal(self, out);
+    if (e == -2.0) return reciprocal(mul_Tensor(self, self, Out{}), out);
+  }
   // bool ** bool has no kernel in torch; a Python number exponent is fine
   const DTypes dtypes = exponent.impl()->wrapped_number ? DTypes::All : DTypes::NoBool;
   return binary(BinaryOp::pow, {"pow", Promote::Common, dtypes, false, OutDType::Castable, true}, self, exponent, {},
