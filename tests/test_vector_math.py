@@ -238,3 +238,26 @@ def test_pow_special_exponent_out_and_integer_base():
         ey = ember.pow(ember.tensor([2, 3]), e)
         assert str(ey.dtype) == str(ty.dtype).replace("torch", "ember")
         np.testing.assert_allclose(ey.double().numpy(), ty.double().numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("e", [0, 0.0, 1, 1.0, 3, 2.5, 0.5, -1.0, -1.5])
+def test_pow_number_exponent_gradient_as_torch(e):
+    # the gradient of x ** v for a Python number v is v x^(v-1), computed with v - 1 as a
+    # number (its special kernels); zero bases and negative ones give torch's inf/nan/0
+    vals = [0.0, -0.0, 2.0, -2.0, 0.5, 3.0]
+    tx = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+    ex = ember.tensor(vals, dtype=ember.float64, requires_grad=True)
+    g = [1.0, 2.0, -1.0, 0.5, 3.0, 1.0]
+    torch.pow(tx, e).backward(torch.tensor(g, dtype=torch.float64))
+    ember.pow(ex, e).backward(ember.tensor(g, dtype=ember.float64))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-12, equal_nan=True)
+    # float32 with a float64 gradient flowing in through a cast, and double backward
+    ty = torch.tensor([1.5, 2.0], requires_grad=True)
+    ey = ember.tensor([1.5, 2.0], requires_grad=True)
+    (tgrad,) = torch.autograd.grad(torch.pow(ty, e).sum(), ty, create_graph=True)
+    (egrad,) = ember.autograd.grad(ember.pow(ey, e).sum(), ey, create_graph=True)
+    np.testing.assert_allclose(egrad.detach().numpy(), tgrad.detach().numpy(), rtol=1e-6)
+    if tgrad.requires_grad:
+        (t2,) = torch.autograd.grad(tgrad.sum(), ty)
+        (e2,) = ember.autograd.grad(egrad.sum(), ey)
+        np.testing.assert_allclose(e2.numpy(), t2.numpy(), rtol=1e-6)

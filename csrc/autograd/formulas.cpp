@@ -562,6 +562,13 @@ Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& othe
 }
 
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  if (exponent.impl()->wrapped_number && !is_complex(exponent.dtype()) && is_floating(self.dtype())) {
+    // a Python-number exponent v: grad v self^(v - 1) with v - 1 a Python number too, so
+    // the power takes its special kernels (x ** 3's gradient is 3 x*x, not an exp and log)
+    const double v = ops::item(exponent).to_double();
+    if (v == 0.0) return zero_grad_like(grad);
+    return grad * (pow_Tensor(self, ops::wrapped_number(Scalar(v - 1.0))) * v);
+  }
   Tensor e = as_dtype(exponent, grad.dtype());
   Tensor g = grad * conj(e * pow_Tensor(self, e - 1.0));
   return masked_fill_Scalar(g, eq_Tensor(e, scalar(0.0, e)), Scalar(0.0));
