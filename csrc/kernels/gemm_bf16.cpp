@@ -225,7 +225,7 @@ Path automatic() {
 // with zeros (to 32 for AMX, whose A tile is 16 rows x 32 k; its rows to 32 too).
 constexpr int64_t kBlockRows = 96;  // C block: 8 vdpbf16ps tiles of 12 rows, 3 x 32 for AMX
 constexpr int64_t kBlockCols = 256;  // 8 panels
-constexpr int64_t kBlockK = 256;     // a panel's 256 k: 32 KB, one L1
+constexpr int64_t kBlockK = 256;     // a panel's 256 k: 16 KB, in L1 while A's rows pass
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -274,8 +274,9 @@ const char* path_name() {
   return kNames[static_cast<int>(f >= 0 ? static_cast<Path>(f) : automatic())];
 }
 
-void gemm(const Args& g) {
-  const Path p = path();
+void gemm(const Args& g, Path p) {
+  EMBER_CHECK(p != Path::Convert && available(p), Runtime, "bfloat16 products: no kernel for the ",
+              kNames[static_cast<int>(p)], " path here");
   const bool amx = p == Path::Amx || p == Path::EmulatedAmx;
   void (*block)(const Block&) = p == Path::Amx          ? block_amx
                                 : p == Path::Avx512Bf16 ? block_avx512_bf16

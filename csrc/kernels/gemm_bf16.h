@@ -36,8 +36,8 @@ Path path();
 void set_path(const char* name);
 const char* path_name();
 
-// Runs the product on path() (not Convert).
-void gemm(const Args& args);
+// Runs the product on p, path()'s answer (not Convert).
+void gemm(const Args& args, Path p);
 
 // One block, the unit the hardware files compute: C (rows x 32 * panels, float32, row
 // stride ldc) = (accumulate ? C : 0) + A @ B, where A is `rows` rows of packed bfloat16

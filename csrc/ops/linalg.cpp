@@ -96,7 +96,9 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
     else copy_(out, mul_Tensor(out, scalar_tensor(beta, dt)), false);
     return;
   }
-  if (dt == ScalarType::BFloat16 && k > 0 && kernels::gemm_bf16::path() != kernels::gemm_bf16::Path::Convert) {
+  using kernels::gemm_bf16::Path;
+  const Path bf16_path = dt == ScalarType::BFloat16 && k > 0 ? kernels::gemm_bf16::path() : Path::Convert;
+  if (bf16_path != Path::Convert) {
     // AMX or AVX512-BF16 (or their emulations): float32 accumulators, one rounding.
     const Dims batch(IntList(out.sizes().data(), static_cast<size_t>(nd - 2)));
     const std::vector<int64_t> a_off = batch_offsets(a, batch), b_off = batch_offsets(b, batch),
@@ -122,7 +124,7 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
     g.beta = static_cast<float>(beta.to_double());
     out.storage()->bump_version();
     PinnedWork work({&a, &b, &out}, saturating_work(g.batch * m, n, k));
-    kernels::gemm_bf16::gemm(g);
+    kernels::gemm_bf16::gemm(g, bf16_path);
     return;
   }
   if ((dt == ScalarType::BFloat16 || dt == ScalarType::Float16) && k > 0) {
