@@ -216,3 +216,18 @@ def test_path_choice_and_errors():
                 ember.mm(a.float(), a.float())  # other dtypes are unaffected
     finally:
         ember._C._set_bf16_gemm_path("auto")
+
+
+def test_environment_variable_chooses_the_path():
+    import subprocess
+
+    code = ("import ember; a = ember.ones((3, 5), dtype=ember.bfloat16); print(ember._C._bf16_gemm_path());"
+            "\ntry:\n    print(float((a @ a.t())[0, 0]))\nexcept Exception as e:\n    print(type(e).__name__)")
+    env = dict(os.environ, EMBER_BF16_GEMM="emulated_amx")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["emulated_amx", "5.0"]
+    env["EMBER_BF16_GEMM"] = "sse2"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["invalid", "ValueError"]
