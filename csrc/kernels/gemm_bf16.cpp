@@ -11,6 +11,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -289,14 +290,16 @@ void gemm(const Args& g, Path p) {
   std::vector<int64_t> a_first, b_first;
   const std::vector<int64_t> a_index = unique_entries(g.a_off, g.batch, a_first);
   const std::vector<int64_t> b_index = unique_entries(g.b_off, g.batch, b_first);
-  std::vector<uint16_t> pa(a_first.size() * mp * kp), pb(b_first.size() * panels * panel_size);
+  // written whole below (padding included): no zero-initialization first
+  const std::unique_ptr<uint16_t[]> pa(new uint16_t[a_first.size() * mp * kp]),
+      pb(new uint16_t[b_first.size() * panels * panel_size]);
 
   // A: rows of kp, zeros past k and past m.
   const int64_t a_rows = static_cast<int64_t>(a_first.size()) * mp;
   parallel_items(a_rows, kp, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t e = r / mp, i = r % mp;
-      uint16_t* dst = pa.data() + r * kp;
+      uint16_t* dst = pa.get() + r * kp;
       std::fill(dst, dst + kp, uint16_t(0));
       if (i >= m) continue;
       const auto* src = reinterpret_cast<const uint16_t*>(g.a + g.a_off[a_first[e]]) + i * g.a_rs;
@@ -310,7 +313,7 @@ void gemm(const Args& g, Path p) {
   parallel_items(b_panels, panel_size, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t e = q / panels, j0 = (q % panels) * kPanel, cols = std::min(kPanel, n - j0);
-      uint16_t* dst = pb.data() + q * panel_size;
+      uint16_t* dst = pb.get() + q * panel_size;
       std::fill(dst, dst + panel_size, uint16_t(0));
       const auto* src = reinterpret_cast<const uint16_t*>(g.b + g.b_off[b_first[e]]) + j0 * g.b_cs;
       for (int64_t x = 0; x < k; ++x) {
@@ -332,7 +335,7 @@ void gemm(const Args& g, Path p) {
                     j0 = t % col_blocks * kBlockCols;
       const int64_t rows = std::min(kBlockRows, m - i0), cols = std::min(kBlockCols, n - j0);
       Block blk;
-      blk.a = pa.data() + (a_index[e] * mp + i0) * kp;
+      blk.a = pa.get() + (a_index[e] * mp + i0) * kp;
       blk.lda = kp;
       blk.panels = (cols + kPanel - 1) / kPanel;
       blk.panel_stride = panel_size;
@@ -340,7 +343,7 @@ void gemm(const Args& g, Path p) {
       blk.ldc = kBlockCols;
       blk.rows = rows;
       for (int64_t kb = 0; kb < kp; kb += kBlockK) {
-        blk.b = pb.data() + (b_index[e] * panels + j0 / kPanel) * panel_size + kb * kPanel;
+        blk.b = pb.get() + (b_index[e] * panels + j0 / kPanel) * panel_size + kb * kPanel;
         blk.k = std::min(kBlockK, kp - kb);
         blk.accumulate = kb > 0;
         block(blk);
