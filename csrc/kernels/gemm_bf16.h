@@ -41,8 +41,8 @@ void gemm(const Args& args, Path p);
 
 // One block, the unit the hardware files compute: C (rows x 32 * panels, float32, row
 // stride ldc) = (accumulate ? C : 0) + A @ B, where A is `rows` rows of packed bfloat16
-// (row stride lda elements, k columns, k a multiple of 32; rows a multiple of 32 may be
-// read past `rows`, up to the next multiple of 32) and B is `panels` panels of 32 columns
+// (row stride lda elements, k columns, k even; for AMX k is a multiple of 32 and A's and
+// C's rows are read and written up to the next multiple of 32) and B is `panels` panels of 32 columns
 // in pairs of k rows (see Note [Pair-interleaved panels], gemm_bf16.cpp), panel_stride
 // elements apart, starting at the block's first k pair.
 struct Block {
