@@ -48,6 +48,8 @@ class Case:
     flops: int = 0  # floating point operations per call -> report GFLOP/s
     # Measures fresh processes instead of an in-process callable (import time).
     import_time: bool = False
+    # A line for the report's notes beside a library's timing: note(library) or None.
+    note: Callable[[object], Optional[str]] | None = None
 
     def setup_for(self, library: str) -> Setup | None:
         if library == "ember" and self.ember is SAME_AS_TORCH:
@@ -649,6 +651,12 @@ def matmul_reduced(n, dtype):
     return setup
 
 
+def bf16_gemm_path(lib):
+    """Which instructions ember's bfloat16 products used (kernels/gemm_bf16.h)."""
+    path = getattr(getattr(lib, "_C", None), "_bf16_gemm_path", None)
+    return f"bfloat16 products on the {path()} path" if lib.__name__ == "ember" and path else None
+
+
 def char_transformer_step_autocast(torch):
     """The example's training step with its forward and loss under CPU autocast in bfloat16."""
     path = Path(__file__).resolve().parent.parent / "examples" / "char_transformer.py"
@@ -767,10 +775,10 @@ CASES: list[Case] = [
     Case("LSTM(256, 512) fwd+bwd, 50 steps, batch 32", torch=recurrent_fwd_bwd("LSTM")),
     Case("GRU(256, 512) fwd+bwd, 50 steps, batch 32", torch=recurrent_fwd_bwd("GRU")),
     Case("sdpa fwd+bwd causal 8x8x256x64 float32", torch=sdpa_fwd_bwd),
-    Case("matmul bfloat16 1024²", torch=matmul_reduced(1024, "bfloat16"), flops=2 * 1024**3),
+    Case("matmul bfloat16 1024²", torch=matmul_reduced(1024, "bfloat16"), flops=2 * 1024**3, note=bf16_gemm_path),
     Case("matmul float16 1024²", torch=matmul_reduced(1024, "float16"), flops=2 * 1024**3),
     Case("matmul bfloat16 4096² (torch: only with bf16 hardware)", torch=matmul_reduced(4096, "bfloat16"),
-         flops=2 * 4096**3),
+         flops=2 * 4096**3, note=bf16_gemm_path),
     Case("char transformer train step, bfloat16 autocast", torch=char_transformer_step_autocast),
     Case("nanoGPT Shakespeare-char train step (README CPU settings: 4x128, 12x64 tokens)",
          torch=small_gpt.nanogpt_shakespeare_char),

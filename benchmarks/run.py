@@ -86,7 +86,7 @@ def measure_library(case: Case, library: Library, settings: timing.Settings) -> 
         fn = setup(library.module)
         if fn is None:
             return Result("n/a", note="setup returned None")
-        return Result("ok", timing.measure(fn, settings))
+        return Result("ok", timing.measure(fn, settings), note=case.note(library.module) if case.note else None)
     except (AttributeError, NotImplementedError) as error:
         return Result("n/a", note=f"{type(error).__name__}: {error}")
     except Exception as error:
@@ -229,7 +229,7 @@ def notes(rows) -> list[str]:
     lines = []
     for case, results in rows:
         for name, result in results.items():
-            if result.status in ("n/a", "error"):
+            if result.status in ("n/a", "error") or result.note:
                 lines.append(f"{case.name} / {name}: {result.status}: {result.note}")
     return lines
 

@@ -12,6 +12,7 @@
 #include <vector>
 #include "core/linalg_error.h"
 #include "core/parallel.h"
+#include "kernels/gemm_bf16.h"
 #include "kernels/linalg.h"
 #include "kernels/matmul.h"
 #include "ops/elementwise.h"
@@ -95,12 +96,43 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
     else copy_(out, mul_Tensor(out, scalar_tensor(beta, dt)), false);
     return;
   }
+  using kernels::gemm_bf16::Path;
+  const Path bf16_path = dt == ScalarType::BFloat16 && k > 0 ? kernels::gemm_bf16::path() : Path::Convert;
+  if (bf16_path != Path::Convert) {
+    // AMX or AVX512-BF16 (or their emulations): float32 accumulators, one rounding.
+    const Dims batch(IntList(out.sizes().data(), static_cast<size_t>(nd - 2)));
+    const std::vector<int64_t> a_off = batch_offsets(a, batch), b_off = batch_offsets(b, batch),
+                               c_off = batch_offsets(out, batch);
+    kernels::gemm_bf16::Args g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = a.data();
+    g.b = b.data();
+    g.c = out.data();
+    g.a_rs = a.strides()[nd - 2];
+    g.a_cs = a.strides()[nd - 1];
+    g.b_rs = b.strides()[nd - 2];
+    g.b_cs = b.strides()[nd - 1];
+    g.c_rs = out.strides()[nd - 2];
+    g.c_cs = out.strides()[nd - 1];
+    g.a_off = a_off.data();
+    g.b_off = b_off.data();
+    g.c_off = c_off.data();
+    g.batch = static_cast<int64_t>(c_off.size());
+    g.alpha = static_cast<float>(alpha.to_double());
+    g.beta = static_cast<float>(beta.to_double());
+    out.storage()->bump_version();
+    PinnedWork work({&a, &b, &out}, saturating_work(g.batch * m, n, k));
+    kernels::gemm_bf16::gemm(g, bf16_path);
+    return;
+  }
   if ((dt == ScalarType::BFloat16 || dt == ScalarType::Float16) && k > 0) {
     // No bfloat16/float16 arithmetic on AVX2: both operands to float32 (bfloat16 is a
     // 16-bit shift, float16 F16C's vcvtph2ps, in the copy kernels), one sgemm, one rounding
     // (to nearest even) of each result: what torch's CPU products give where they
-    // accumulate in float32. A bf16/fp16 micro-kernel (AMX, AVX512-BF16/FP16) would plug
-    // in here, chosen per call by cpuid, with an environment variable to force this path.
+    // accumulate in float32. float16 stays here on every CPU: AVX512-FP16's products
+    // accumulate in float16, not torch's semantics.
     const bool read_c = beta.to_double() != 0;
     Tensor c32 = read_c ? to_dtype(out, ScalarType::Float32, false, true, MemoryFormat::Contiguous)
                         : empty_tensor(out.sizes(), ScalarType::Float32, out.device(), "mm");

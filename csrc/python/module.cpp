@@ -6,6 +6,7 @@
 #include "core/allocator.h"
 #include "core/device.h"
 #include "core/parallel.h"
+#include "kernels/gemm_bf16.h"
 #include "ops/internal.h"
 #include "python/arg_parser.h"
 #include "python/errors.h"
@@ -171,6 +172,20 @@ PyObject* f_live_objects(PyObject*, PyObject*) {
                        static_cast<long long>(live_storage_impls()));
 }
 
+// _set_bf16_gemm_path(name) / _bf16_gemm_path(): which instructions bfloat16 products use
+// (kernels/gemm_bf16.h), for the tests and the benchmark runner.
+PyObject* f_set_bf16_gemm_path(PyObject*, PyObject* arg) {
+  if (!PyUnicode_Check(arg)) return PyErr_Format(PyExc_TypeError, "_set_bf16_gemm_path(): expected a str");
+  const char* name = PyUnicode_AsUTF8(arg);
+  if (!name) return nullptr;
+  return guarded([&]() -> PyObject* {
+    kernels::gemm_bf16::set_path(name);
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* f_bf16_gemm_path(PyObject*, PyObject*) { return PyUnicode_FromString(kernels::gemm_bf16::path_name()); }
+
 // _set_layout_ops(cls, dict): the class of sparse tensors and the Python implementations of
 // the ops that take them; see Note [Sparse tensors are routed before parsing] (python/arg_parser.h).
 PyObject* f_set_layout_ops(PyObject*, PyObject* args) {
@@ -246,6 +261,9 @@ PyMethodDef module_functions[] = {
     {"_return_types", f_return_types, METH_NOARGS, "The names in ember.return_types."},
     {"_live_objects", f_live_objects, METH_NOARGS,
      "(TensorImpls, StorageImpls) alive in the process: what the leak tests watch."},
+    {"_set_bf16_gemm_path", f_set_bf16_gemm_path, METH_O,
+     "Forces the path of bfloat16 products: amx, avx512_bf16, emulated, emulated_amx, convert, or auto."},
+    {"_bf16_gemm_path", f_bf16_gemm_path, METH_NOARGS, "The path bfloat16 products take (or the forced one)."},
     {"_release_cached_blocks", f_release_cached_blocks, METH_NOARGS,
      "Returns the allocator's cache of large freed blocks to the system."},
     {"tensor", EMBER_FASTCALL(f_tensor), METH_FASTCALL | METH_KEYWORDS,
