@@ -562,7 +562,8 @@ Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& othe
 }
 
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
-  if (exponent.impl()->wrapped_number && !is_complex(exponent.dtype()) && is_floating(self.dtype())) {
+  if (exponent.impl()->wrapped_number && exponent.device().is_cpu() && self.device().is_cpu() &&
+      !is_complex(exponent.dtype()) && is_floating(self.dtype())) {
     // a Python-number exponent v: grad v self^(v - 1) with v - 1 a Python number too, so
     // the power takes its special kernels (x ** 3's gradient is 3 x*x, not an exp and log)
     const double v = ops::item(exponent).to_double();

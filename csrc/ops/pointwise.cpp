@@ -100,7 +100,8 @@ Tensor pow_Tensor(const Tensor& self, const Tensor& exponent, const Out& out) {
   // exponent's own kernel, as torch's does: the values are torch's (pow(-0., .5) = -0.,
   // pow(-inf, .5) = nan as sqrt gives them) and the general kernel's exp and log cost
   // about ten times more. Only for a fresh result or in place: out= may cast.
-  if (exponent.impl()->wrapped_number && is_floating(self.dtype()) && !is_complex(exponent.dtype()) &&
+  if (exponent.impl()->wrapped_number && exponent.device().is_cpu() && is_floating(self.dtype()) &&
+      !is_complex(exponent.dtype()) &&
       (!out.tensor.defined() || out.inplace)) {
     const double e = item(exponent).to_double();
     if (e == 2.0) return mul_Tensor(self, self, out);
