@@ -78,10 +78,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         scale = 1.0 / math.sqrt(query.size(-1))
     if enable_gqa:
         key, value = _repeat_heads(query, key), _repeat_heads(query, value)
-    scores = query.matmul(key.transpose(-2, -1)) * scale  # (..., L, S)
+    # the scale goes onto the queries ((..., L, E): a pass over them, not over the scores)
+    scores = (query * scale).matmul(key.transpose(-2, -1))  # (..., L, S)
     if is_causal:
         future = _C.ones((L, S), dtype=_C.bool, device=scores.device).triu(1)
-        scores = _C.masked_fill(scores, future, float("-inf"))
+        scores = scores.masked_fill_(future, float("-inf"))  # a fresh product: in place
     if attn_mask is not None:
         if attn_mask.dtype == _C.bool:
             scores = _C.masked_fill(scores, attn_mask.logical_not(), float("-inf"))
