@@ -14,6 +14,8 @@ import ember.nn.functional as EF
 torch = pytest.importorskip("torch")
 import torch.nn.functional as TF  # noqa: E402
 
+TESTED_OPS = {"_cross_entropy_loss", "_cross_entropy_loss_backward"}
+
 TOL = {"float32": (2e-6, 2e-5), "float64": (1e-12, 1e-10), "bfloat16": (2e-2, 2e-2)}
 
 
@@ -177,3 +179,20 @@ def test_forward_ad():
             loss = F.cross_entropy(d, lib.tensor(target), label_smoothing=0.1)
             res.append(lib.autograd.forward_ad.unpack_dual(loss).tangent)
     close(res[0], res[1], "float64")
+
+
+def test_ops_directly():
+    """_cross_entropy_loss returns (loss, each row's log-sum-exp); its backward op takes
+    that lse; (N, C, d) rows are (n, d) pairs."""
+    x, target = data((3, 4, 2), 11)
+    e, t = pair(x, "float64", grad=False)
+    loss, lse = ember._cross_entropy_loss(e, ember.tensor(target), None, 0, -100, 0.0)
+    close(loss, TF.cross_entropy(t, torch.from_numpy(target), reduction="none"), "float64")
+    close(lse, torch.logsumexp(t, 1).reshape(-1), "float64")
+    g = np.random.default_rng(12).standard_normal((3, 2))
+    ge = ember._cross_entropy_loss_backward(ember.tensor(g), e, ember.tensor(target), None, 0, -100, 0.0, lse)
+    tx = t.clone().requires_grad_(True)
+    TF.cross_entropy(tx, torch.from_numpy(target), reduction="none").backward(torch.from_numpy(g))
+    close(ge, tx.grad, "float64")
+    with pytest.raises(RuntimeError, match="expected lse of 6 elements"):
+        ember._cross_entropy_loss_backward(ember.tensor(g), e, ember.tensor(target), None, 0, -100, 0.0, lse[:2])
