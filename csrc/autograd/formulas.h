@@ -152,6 +152,8 @@ Tensor softmax_backward_output_grad(const Tensor& grad, const Tensor& grad_outpu
 Tensor log_softmax_backward_grad_grad(const Tensor& grad, const Tensor& output, int64_t dim);
 Tensor log_softmax_backward_output_grad(const Tensor& grad, const Tensor& grad_output, const Tensor& output,
                                         int64_t dim);
+Tensor cross_entropy_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                               int64_t reduction, int64_t ignore_index, double label_smoothing, const Tensor& lse);
 Tensor mse_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction);
 Tensor smooth_l1_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction,
                            double beta);

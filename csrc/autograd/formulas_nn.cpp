@@ -46,6 +46,51 @@ Tensor log_softmax_backward_output_grad(const Tensor& grad, const Tensor& grad_o
 
 // ---- losses ----
 
+// _cross_entropy_loss's gradient: its native backward (one pass over the logits, from the
+// saved log-sum-exp), or, when it must record (create_graph), log_softmax's backward of
+// nll_loss's and the label smoothing term's, all ember::api ops, so double backward and
+// forward-mode AD (which transposes this) work. The smoothing term's per-row factor
+// (0 for ignored targets; 1 / sum of the targets' weights for the mean) is a constant.
+Tensor cross_entropy_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                               int64_t reduction, int64_t ignore_index, double label_smoothing, const Tensor& lse) {
+  if (!autograd::needs_record(grad, self, weight))
+    return _cross_entropy_loss_backward(grad, self, target, weight, reduction, ignore_index, label_smoothing, lse);
+  const int64_t cdim = self.dim() == 1 ? 0 : 1;
+  Tensor logp = log_softmax(self, cdim, std::nullopt);
+  Tensor dlogp = _nll_loss_backward(grad, logp, target, weight, reduction, ignore_index);
+  if (label_smoothing > 0.0) {
+    const Tensor t = ops::contiguous(target, MemoryFormat::Contiguous);
+    const Tensor w = weight.defined()
+                         ? ops::contiguous(ops::as_dtype(autograd::detach(weight), ScalarType::Float64),
+                                           MemoryFormat::Contiguous)
+                         : Tensor();
+    const int64_t* tp = reinterpret_cast<const int64_t*>(t.data());
+    const double* wp = w.defined() ? reinterpret_cast<const double*>(w.data()) : nullptr;
+    Tensor coef = empty_tensor(target.sizes(), ScalarType::Float64);
+    double* cp = reinterpret_cast<double*>(coef.data());
+    double total = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const bool kept = tp[i] != ignore_index;
+      cp[i] = kept ? 1.0 : 0.0;
+      if (kept) total += wp ? wp[tp[i]] : 1.0;
+    }
+    if (reduction == 1)
+      for (int64_t i = 0; i < t.numel(); ++i) cp[i] /= total;
+    Tensor gr = grad * ops::as_dtype(coef, grad.dtype());
+    if (self.dim() > 1) gr = unsqueeze(gr, cdim);
+    Tensor ws = weight;
+    if (ws.defined() && self.dim() > 1) {
+      Dims shape(size_t(self.dim()), 1);
+      shape[1] = self.sizes()[1];
+      ws = reshape(ws, IntList(shape));
+    }
+    const double per = label_smoothing / double(self.sizes()[cdim]);
+    Tensor smooth = ws.defined() ? gr * ws * per : gr * per;
+    dlogp = dlogp * (1.0 - label_smoothing) - smooth;
+  }
+  return _log_softmax_backward_data(dlogp, logp, cdim, self.dtype());
+}
+
 Tensor mse_loss_grad(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction) {
   Tensor d = self - target;
   return d * (reduced_grad(grad, reduction, d.numel()) * 2.0);

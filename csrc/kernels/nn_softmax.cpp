@@ -28,6 +28,19 @@ namespace {
 // whose maximum is -inf gives NaN (0 / 0), as torch's.
 constexpr int64_t kBlock = 512;
 
+// e^x for x <= 0 (x - max, log-probabilities, x - lse): vmath::exp without its upper
+// clamp and NaN select, which such x never need (a NaN x makes its reduced argument NaN,
+// hence the result); the same bits as exp_fast. Measured: the exp-and-sum pass over
+// 1024x4096 floats 2.59 -> 2.28 ms, 1 thread.
+[[gnu::always_inline]] inline float exp_nonpos(float x) {
+  const float xc = vmath::sel(x < -104.0f, -104.0f, x);
+  const vmath::ReducedF k = vmath::reduce_ln2(xc);
+  const float y = 1.0f + vmath::expm1_reduced(k.r);
+  const int32_t n1 = k.n >> 1;
+  return y * vmath::pow2i(n1) * vmath::pow2i(k.n - n1);
+}
+[[gnu::always_inline]] inline double exp_nonpos(double x) { return exp_fast(x); }
+
 // The largest element, through the order-preserving map of float bits to int32 (gcc
 // vectorizes an int max reduction; a float one it keeps scalar without -ffast-math).
 inline int32_t ordered_bits(float f) {
@@ -55,7 +68,7 @@ void exp_sum_block(const T* x, T* y, int64_t len, T m, T* acc) {
   int64_t k = 0;
   for (; k + kLanes <= len; k += kLanes)
     for (int l = 0; l < kLanes; ++l) {
-      const T e = exp_fast(x[k + l] - m);
+      const T e = exp_nonpos(x[k + l] - m);
       if (Store) y[k + l] = e;
       acc[l] += e;
     }
@@ -66,7 +79,7 @@ void exp_sum_block(const T* x, T* y, int64_t len, T m, T* acc) {
   std::fill(xt, xt + kLanes, -std::numeric_limits<T>::infinity());
   std::copy(x + k, x + len, xt);
   for (int l = 0; l < kLanes; ++l) {
-    et[l] = exp_fast(xt[l] - m);
+    et[l] = exp_nonpos(xt[l] - m);
     acc[l] += et[l];
   }
   if (Store) std::copy(et, et + (len - k), y + k);
@@ -297,6 +310,110 @@ void Kernels<T>::softmax_backward(const T* grad, const T* out, T* gin, int64_t o
     } else {
       T s[kColumnBlock];
       softmax_backward_columns(grad + off, out + off, gin + off, n, stride, w, log, s);
+    }
+  });
+}
+
+namespace {
+
+// log(sum(e^x)) of a row: a row of one block is read twice (its maximum, then the sum
+// with 8 lanes and a scalar tail), which for short rows costs half of online_exp_sum's
+// per-block work (8192 rows of 65: 0.71 against 1.30 ms); longer rows take the one read
+// pass.
+template <class T>
+T row_log_sum_exp(const T* x, int64_t n) {
+  T m;
+  if (n > kBlock) {
+    const T s = online_exp_sum<false>(x, static_cast<T*>(nullptr), n, static_cast<T*>(nullptr), m);
+    return m + std::log(s);
+  }
+  m = row_max(x, n);
+  const T base = m == -std::numeric_limits<T>::infinity() ? T(0) : m;  // all -inf: sum 0, log -inf
+  constexpr int kShort = 8;
+  T acc[kShort] = {};
+  int64_t k = 0;
+  for (; k + kShort <= n; k += kShort)
+    for (int l = 0; l < kShort; ++l) acc[l] += exp_nonpos(x[k + l] - base);
+  T s = 0;
+  for (; k < n; ++k) s += exp_nonpos(x[k] - base);
+  for (int l = 0; l < kShort; ++l) s += acc[l];
+  return m + std::log(s);
+}
+
+}  // namespace
+
+// Note [Fused cross_entropy]
+// cross_entropy of class-index targets as one op (ops/nn_loss.cpp, _cross_entropy_loss),
+// in place of log_softmax then nll_loss: the forward reads each row once (the online
+// maximum and sum of Note [Softmax in one read pass]) and keeps only the row's
+// log-sum-exp, not the (rows, C) log-probabilities; the backward reads the row once more
+// and writes its gradient, recomputing e^(x - lse). With label smoothing the loss adds
+// (eps / C) sum_c w[c] (lse - x[c]), a second read of a row still in L1. Row losses go to
+// loss[] and the caller sums them in order, so a reduced loss does not depend on the
+// thread count.
+template <class T>
+void Kernels<T>::cross_entropy(const T* x, int64_t rows, int64_t C, const int64_t* target, const T* w, T,
+                               int64_t ignore_index, double eps, T* loss, T* lse) {
+  const T keep = T(1.0 - eps), per = T(eps / double(C));
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t t = target[r];
+      if (t == ignore_index) {
+        loss[r] = T(0), lse[r] = T(0);
+        continue;
+      }
+      const T* row = x + r * C;
+      const T ls = row_log_sum_exp(row, C);
+      lse[r] = ls;
+      const T wt = w ? w[t] : T(1);
+      T v = keep * wt * (ls - row[t]);
+      if (eps > 0) {
+        T acc[kLanes] = {};
+        int64_t c = 0;
+        if (w) {
+          for (; c + kLanes <= C; c += kLanes)
+            for (int q = 0; q < kLanes; ++q) acc[q] += w[c + q] * (ls - row[c + q]);
+          for (; c < C; ++c) acc[0] += w[c] * (ls - row[c]);
+        } else {
+          for (; c + kLanes <= C; c += kLanes)
+            for (int q = 0; q < kLanes; ++q) acc[q] += ls - row[c + q];
+          for (; c < C; ++c) acc[0] += ls - row[c];
+        }
+        T smooth = 0;
+        for (int q = 0; q < kLanes; ++q) smooth += acc[q];
+        v += per * smooth;
+      }
+      loss[r] = v;
+    }
+  });
+}
+
+template <class T>
+void Kernels<T>::cross_entropy_backward(const T* x, const T* lse, int64_t rows, int64_t C, const int64_t* target,
+                                        const T* w, T wsum, int64_t ignore_index, double eps, const T* g,
+                                        bool elementwise, T scale, T* gx) {
+  const T keep = T(1.0 - eps), per = T(eps / double(C));
+  const T total = w ? wsum : T(C);
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      T* o = gx + r * C;
+      const int64_t t = target[r];
+      if (t == ignore_index) {
+        std::fill(o, o + C, T(0));
+        continue;
+      }
+      const T* row = x + r * C;
+      const T gr = elementwise ? g[r] : g[0] * scale;
+      const T wt = w ? w[t] : T(1);
+      const T a = gr * (keep * wt + per * total), b = gr * per, l = lse[r];
+      if (w && eps > 0) {
+        for (int64_t c = 0; c < C; ++c) o[c] = a * exp_nonpos(row[c] - l) - b * w[c];
+      } else if (eps > 0) {
+        for (int64_t c = 0; c < C; ++c) o[c] = a * exp_nonpos(row[c] - l) - b;
+      } else {
+        for (int64_t c = 0; c < C; ++c) o[c] = a * exp_nonpos(row[c] - l);
+      }
+      o[t] -= gr * keep * wt;
     }
   });
 }

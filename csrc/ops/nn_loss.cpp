@@ -2,6 +2,7 @@
 // nll_loss over kernels/nn_loss.h, the others composed of elementwise ops. reduction is
 // torch's int enum (0 none, 1 mean, 2 sum).
 #include "kernels/nn_loss.h"
+#include "kernels/nn_softmax.h"
 #include "ops/nn_common.h"
 #include "ops/pinned_work.h"
 
@@ -10,6 +11,7 @@ namespace {
 
 using namespace nn_common;
 namespace nk = kernels::nn_loss;
+namespace nk_softmax = kernels::nn_softmax;
 
 Tensor reduce_loss(const Tensor& loss, int64_t reduction) {
   if (reduction == 0) return loss;
@@ -126,7 +128,109 @@ CtcOperands check_ctc(const Tensor& log_probs, const Tensor& targets, const Tens
   return o;
 }
 
+// cross_entropy's operands (Note [Fused cross_entropy], kernels/nn_softmax.cpp): the
+// logits as contiguous rows (M * S, C) of the compute dtype ((M, C, S) is transposed once
+// when S > 1), the targets int64 and checked, the weights, their sum over all classes, and
+// the sum of the targets' weights (the mean's divisor).
+struct CeOperands {
+  NllShape s;
+  ScalarType ct;
+  Tensor x, t, w;
+  double wsum = 0, target_weights = 0;
+};
+
+CeOperands check_ce(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
+                    int64_t ignore_index, double label_smoothing) {
+  CeOperands o;
+  o.s = check_nll(self, target, weight, reduction);
+  EMBER_CHECK(target.dtype() == ScalarType::Int64, Runtime, "_cross_entropy_loss: expected target dtype Long, but got ",
+              type_name(target.dtype()));
+  EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, Runtime,
+              "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
+  o.ct = compute_dtype(self.dtype());
+  if (!runs_kernels()) return o;
+  const NllShape& s = o.s;
+  Tensor x = self;
+  if (s.S > 1) x = transpose(reshape(self, {s.M, s.C, s.S}), 1, 2);
+  o.x = dense(x, o.ct);
+  o.t = dense(target, ScalarType::Int64);
+  o.w = weight.defined() ? dense(weight, o.ct) : Tensor();
+  const int64_t* t = ptr<int64_t>(o.t);
+  const int64_t rows = s.M * s.S;
+  visit_float(o.ct, [&](auto tag) {
+    using T = decltype(tag);
+    const T* w = ptr<T>(o.w);
+    for (int64_t c = 0; w && c < s.C; ++c) o.wsum += double(w[c]);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t c = t[r];
+      if (c == ignore_index) continue;
+      EMBER_CHECK(c >= 0 && c < s.C, Index, "Target ", c, " is out of bounds.");
+      o.target_weights += w ? double(w[c]) : 1.0;
+    }
+  });
+  return o;
+}
+
 }  // namespace
+
+std::tuple<Tensor, Tensor> _cross_entropy_loss(const Tensor& self, const Tensor& target, const Tensor& weight,
+                                               int64_t reduction, int64_t ignore_index, double label_smoothing) {
+  const CeOperands o = check_ce(self, target, weight, reduction, ignore_index, label_smoothing);
+  const Dims loss_sizes = reduction == 0 ? Dims(target.sizes()) : Dims{};
+  const int64_t rows = o.s.M * o.s.S;
+  if (!runs_kernels()) return {empty_tensor(loss_sizes, self.dtype()), empty_tensor(Dims{rows}, o.ct)};
+  Tensor loss = empty_tensor(Dims{rows}, o.ct), lse = empty_tensor(Dims{rows}, o.ct);
+  Tensor out;
+  {
+    PinnedWork work({&o.x, &o.t, &o.w, &loss, &lse}, rows * o.s.C * 4);
+    visit_float(o.ct, [&](auto tag) {
+      using T = decltype(tag);
+      nk_softmax::Kernels<T>::cross_entropy(ptr<T>(o.x), rows, o.s.C, ptr<int64_t>(o.t), ptr<T>(o.w), T(o.wsum),
+                                            ignore_index, label_smoothing, ptr<T>(loss), ptr<T>(lse));
+    });
+  }
+  if (reduction == 0) {
+    out = reshape(loss, loss_sizes);
+  } else {
+    visit_float(o.ct, [&](auto tag) {
+      using T = decltype(tag);
+      const T* l = ptr<T>(loss);
+      double total = 0;  // in order: the same sum for any thread count
+      for (int64_t r = 0; r < rows; ++r) total += double(l[r]);
+      out = scalar_tensor(Scalar(reduction == 1 ? total / o.target_weights : total), o.ct);
+    });
+  }
+  return {as_dtype(out, self.dtype()), lse};
+}
+
+Tensor _cross_entropy_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                                    const Tensor& weight, int64_t reduction, int64_t ignore_index,
+                                    double label_smoothing, const Tensor& lse) {
+  const CeOperands o = check_ce(self, target, weight, reduction, ignore_index, label_smoothing);
+  if (!runs_kernels()) return empty_tensor(self.sizes(), self.dtype());
+  const NllShape& s = o.s;
+  const int64_t rows = s.M * s.S;
+  EMBER_CHECK(lse.numel() == rows, Runtime, "_cross_entropy_loss_backward: expected lse of ", rows,
+              " elements, got ", lse.numel());
+  Tensor g = dense(reduction == 0 ? expand(grad_output, target.sizes(), false) : grad_output, o.ct);
+  EMBER_CHECK(reduction == 0 || g.numel() == 1, Runtime,
+              "_cross_entropy_loss_backward: expected a one-element grad_output");
+  Tensor l = dense(lse, o.ct);
+  Tensor gx = empty_tensor(Dims{rows, s.C}, o.ct);
+  {
+    PinnedWork work({&o.x, &o.t, &o.w, &g, &l, &gx}, rows * s.C * 4);
+    visit_float(o.ct, [&](auto tag) {
+      using T = decltype(tag);
+      nk_softmax::Kernels<T>::cross_entropy_backward(ptr<T>(o.x), ptr<T>(l), rows, s.C, ptr<int64_t>(o.t),
+                                                     ptr<T>(o.w), T(o.wsum), ignore_index, label_smoothing, ptr<T>(g),
+                                                     reduction == 0, T(reduction == 1 ? 1.0 / o.target_weights : 1.0),
+                                                     ptr<T>(gx));
+    });
+  }
+  Tensor r = gx;
+  if (s.S > 1) r = dense(transpose(reshape(gx, {s.M, s.S, s.C}), 1, 2), o.ct);
+  return as_dtype(reshape(r, self.sizes()), self.dtype());
+}
 
 Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
                    int64_t ignore_index) {

@@ -12,6 +12,7 @@ from ... import _C
 from ..._functional import broadcast_shapes
 from ._utils import _legacy_name
 from ... import _autocast
+from ..._C import int64 as _int64
 
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -105,6 +106,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     red = _reduction_enum(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.dim() > 0 and target.dtype is _int64 and input.shape != target.shape:
+        # class indices: one native op, one read of the logits each way (Note [Fused
+        # cross_entropy], csrc/kernels/nn_softmax.cpp)
+        return _C._cross_entropy_loss(input, target, weight, red, ignore_index, float(label_smoothing))[0]
     cdim = _class_dim(input)
     logp = _C.log_softmax(input, cdim) if input.dim() > 0 else input
     if input.dim() == 0 and target.dim() == 0 or input.shape == target.shape:
