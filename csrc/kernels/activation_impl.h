@@ -231,8 +231,9 @@ struct gelu_backward_fn {
     if constexpr (!activation::floating<C>) {
       return g;
     } else {
-      const C e = nn::exp_fast(C(-0.5) * x * x);
-      return g * (vmath::normal_cdf(x) + x * C(activation::kInvSqrt2Pi) * e);
+      C gauss;  // e^(-x^2 / 2), from normal_cdf's own exp
+      const C cdf = vmath::normal_cdf(x, &gauss);
+      return g * (cdf + x * C(activation::kInvSqrt2Pi) * gauss);
     }
   }
 };

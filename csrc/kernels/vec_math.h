@@ -197,8 +197,8 @@ constexpr float kErfSplit = 0.921875f;
   p = std::fma(p, z, -3.761263490e-01f);
   return std::fma(p, z, 1.283791661e-01f);
 }
-// erfc(a) for a >= kErfSplit given a^2 = a2 + a2lo.
-[[gnu::always_inline]] inline float erfc_tail(float a, float a2, float a2lo) {
+// erfc(a) e^(a^2) for a >= kErfSplit.
+[[gnu::always_inline]] inline float erfc_scaled_tail(float a) {
   const float t = 1.0f / std::fma(0.5f, a, 1.0f);
   float q = 1.208054088e-02f;
   q = std::fma(q, t, 7.137572765e-02f);
@@ -208,7 +208,11 @@ constexpr float kErfSplit = 0.921875f;
   q = std::fma(q, t, 3.292571306e-01f);
   q = std::fma(q, t, 2.640782297e-01f);
   q = std::fma(q, t, 2.843239605e-01f);
-  q = std::fma(q, t, -1.199691324e-04f);
+  return std::fma(q, t, -1.199691324e-04f);
+}
+// erfc(a) for a >= kErfSplit given a^2 = a2 + a2lo.
+[[gnu::always_inline]] inline float erfc_tail(float a, float a2, float a2lo) {
+  const float q = erfc_scaled_tail(a);
   const float e = exp(-a2);
   return e * std::fma(-a2lo, q, q);
 }
@@ -223,7 +227,8 @@ constexpr float kErfSplit = 0.921875f;
 }
 // Phi(x) = (1 + erf(x / sqrt 2)) / 2, as erfc(-x / sqrt 2) / 2 for negative x (no
 // cancellation): gelu's cdf.
-[[gnu::always_inline]] inline float normal_cdf(float x) {
+// Also gives e^(-x^2 / 2) in *gauss (gelu's backward needs both: one exp serves them).
+[[gnu::always_inline]] inline float normal_cdf(float x, float* gauss) {
   const float xc = sel(x > 15.0f, 15.0f, sel(x < -15.0f, -15.0f, x));  // Phi is 0 or 1 beyond
   const float t = xc * 0.70710678118654752f;
   const float a = std::fabs(t);
@@ -231,9 +236,16 @@ constexpr float kErfSplit = 0.921875f;
   const float x2 = xc * xc;
   const float x2lo = std::fma(xc, xc, -x2);
   const float small = 0.5f + 0.5f * std::fma(t, erf_small(a), t);
-  const float tail = 0.5f * erfc_tail(a, 0.5f * x2, 0.5f * x2lo);
+  const float e = exp(-0.5f * x2);
+  const float q = erfc_scaled_tail(a);
+  const float tail = 0.5f * e * std::fma(-0.5f * x2lo, q, q);
   const float large = sel(x < 0.0f, tail, 1.0f - tail);
+  *gauss = e * std::fma(-0.5f, x2lo, 1.0f);  // beyond |x| = 15 it underflows to 0 anyway
   return sel(a < kErfSplit, small, large);
+}
+[[gnu::always_inline]] inline float normal_cdf(float x) {
+  float gauss;
+  return normal_cdf(x, &gauss);
 }
 
 // ---- exp and log for double ------------------------------------------------------------
@@ -307,5 +319,9 @@ inline double cos(double x) { return std::cos(x); }
 inline double tan(double x) { return std::tan(x); }
 inline double erf(double x) { return std::erf(x); }
 inline double normal_cdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752440); }
+inline double normal_cdf(double x, double* gauss) {
+  *gauss = exp(-0.5 * x * x);
+  return normal_cdf(x);
+}
 
 }  // namespace ember::kernels::vmath
