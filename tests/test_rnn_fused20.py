@@ -335,7 +335,7 @@ def test_step_kernel_errors():
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_packed_products_wider_layers(kind, threads):
+def test_packed_products_wider_layers(kind):
     """float32 layers through _rnn_packed_mm: 3 weight panels (the last partial), 4 + 2
     batch rows, a packed batch that shrinks; and a batch over _PACKED_MAX_ROWS (OpenBLAS)."""
     from ember.nn.modules import rnn
