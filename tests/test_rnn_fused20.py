@@ -3,7 +3,8 @@ direction (_FusedRecurrence) when grad mode is on. Each case copies torch's weig
 ember's module, runs both and compares outputs, final states and the gradients of every
 input, initial state and parameter; then float64 gradcheck of the node itself (packed
 sizes, both directions), double backward through the composed fallback, and the cases
-left to the composed path."""
+left to the composed path. float32 layers of small batches take the packed per-step
+products (_rnn_packed_mm), larger ones and float64 OpenBLAS's."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,7 @@ from ember.nn.modules.rnn import _FusedRecurrence
 from ember.nn.utils.rnn import pack_padded_sequence as e_pack, pad_packed_sequence as e_pad
 from torch.nn.utils.rnn import pack_padded_sequence as t_pack, pad_packed_sequence as t_pad
 
-TESTED_OPS = {"_lstm_cell_backward", "_gru_cell_backward"}
+TESTED_OPS = {"_lstm_cell_backward", "_gru_cell_backward", "_lstm_cell_forward", "_rnn_packed_mm"}
 LIBS = {"torch": torch, "ember": ember}
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 TOL = {"float64": 1e-10, "float32": 2e-5}
@@ -331,3 +332,71 @@ def test_step_kernel_errors():
         ember._gru_cell_backward(g3, g3, ember.zeros(2, 4)[:, ::2], s, g3, g3, s)
     with pytest.raises(RuntimeError, match="gates must be"):
         ember._gru_cell_backward(ember.zeros(2, 5), g3, s, s, g3, g3, s)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_packed_products_wider_layers(kind):
+    """float32 layers through _rnn_packed_mm: 3 weight panels (the last partial), 4 + 2
+    batch rows, a packed batch that shrinks; and a batch over _PACKED_MAX_ROWS (OpenBLAS)."""
+    from ember.nn.modules import rnn
+    global I, H
+    old = I, H
+    I, H = 4, 13
+    try:
+        check(kind, "float32", dict(bidirectional=True), T=3, B=6, packed_lengths=[3, 1, 2, 3, 3, 2])
+        check(kind, "float32", {}, T=2, B=rnn._PACKED_MAX_ROWS + 1)
+    finally:
+        I, H = old
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 3, 1), (5, 7, 24), (7, 600, 50), (4, 0, 5), (0, 3, 30)])
+def test_packed_mm_against_numpy(m, k, n, threads):
+    """_rnn_packed_mm's tiles: row remainders, a partial last panel, k over one 512-row
+    block, empty k (zeros, or result unchanged) and no rows; with and without accumulate."""
+    from ember.nn.modules.rnn import _packed_panels
+    rng = np.random.default_rng(m * 100 + k)
+    a, w, c = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (m, n)))
+    packed = _packed_panels(ember.tensor(w))
+    assert tuple(packed.shape) == (-(-n // 24), k, 24)
+    for accumulate in (False, True):
+        out = ember.tensor(c)
+        got = ember._rnn_packed_mm(ember.tensor(a), packed, out, accumulate)
+        assert got is out or got.data_ptr() == out.data_ptr()
+        want = a.astype(np.float64) @ w + (c if accumulate else 0)
+        np.testing.assert_allclose(as_np(out), want, rtol=1e-4, atol=1e-4)
+
+
+def test_packed_mm_errors():
+    a, p, c = ember.zeros(2, 3), ember.zeros(1, 3, 24), ember.zeros(2, 5)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Double'"):
+        ember._rnn_packed_mm(a.double(), p, c, False)
+    with pytest.raises(RuntimeError, match="packed must be \\(panels, 3, 24\\)"):
+        ember._rnn_packed_mm(a, ember.zeros(1, 4, 24), c, False)
+    with pytest.raises(RuntimeError, match="1 panels of 24 columns do not make 30 columns"):
+        ember._rnn_packed_mm(a, p, ember.zeros(2, 30), False)
+    with pytest.raises(RuntimeError, match="dest must have 2 rows"):
+        ember._rnn_packed_mm(a, p, ember.zeros(3, 5), False)
+    with pytest.raises(RuntimeError, match="must be contiguous"):
+        ember._rnn_packed_mm(ember.zeros(3, 2).t(), p, c, False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstm_cell_forward_against_ops(dtype, threads):
+    """The forward step op against the sigmoid / tanh ops it replaces (the same functions:
+    equal to rounding), on rows over the threads' grain."""
+    dt = getattr(ember, dtype)
+    gen = ember.Generator().manual_seed(5)
+    n, h = 40, 300
+    pre = ember.randn(n, 4 * h, dtype=dt, generator=gen) * 3
+    cp = ember.randn(n, h, dtype=dt, generator=gen)
+    i, f, o = (pre[:, k * h:(k + 1) * h].sigmoid() for k in (0, 1, 3))
+    g = pre[:, 2 * h:3 * h].tanh()
+    c = f * cp + i * g
+    gates = pre.clone()
+    cell, tc, hid = (ember.empty(n, h, dtype=dt) for _ in range(3))
+    ember._lstm_cell_forward(gates, cp, cell, tc, hid)
+    tol = 1e-6 if dtype == "float32" else 1e-14
+    for got, want in ((gates, ember.cat([i, f, g, o], 1)), (cell, c), (tc, c.tanh()), (hid, o * c.tanh())):
+        np.testing.assert_allclose(as_np(got), as_np(want), rtol=tol, atol=tol)
+    with pytest.raises(RuntimeError, match="expected a \\(40, 300\\) matrix"):
+        ember._lstm_cell_forward(gates, cp, cell, tc, ember.empty(n, h + 1, dtype=dt))

@@ -155,6 +155,27 @@ def _fused_applies(x, weights) -> bool:
     return all(_C._fw_tangent(t) is None for t in tensors)
 
 
+# The per-step products (h W_hh^T forward, dgates W_hh backward) of a float32 layer whose
+# batch is at most this many rows run through _C._rnn_packed_mm with W_hh packed once per
+# call (kernels/nn_rnn.cpp): OpenBLAS would repack the whole weight every step.
+_PANEL = 24
+_PACKED_MAX_ROWS = 128
+
+
+def _packed_panels(w):
+    """w (k, n) as _rnn_packed_mm's weight: ceil(n / 24) panels, each (k, 24) row-major,
+    the last padded with zeros."""
+    k, n = w.shape
+    panels = -(-n // _PANEL)
+    if panels * _PANEL != n:
+        w = F.pad(w, (0, panels * _PANEL - n))
+    return w.reshape(k, panels, _PANEL).permute(1, 0, 2).contiguous()
+
+
+def _uses_packed(x, sizes: List[int]) -> bool:
+    return x.dtype == _C.float32 and max(sizes) <= _PACKED_MAX_ROWS
+
+
 def _offsets(sizes: List[int]) -> List[int]:
     offs = [0]
     for n in sizes:
@@ -176,7 +197,8 @@ class _FusedRecurrence(Function):
         bias = _folded_bias(mode, b_ih, b_hh)
         w_ih_t = w_ih.t()
         gates = _C.addmm(bias, x, w_ih_t) if bias is not None else _C.mm(x, w_ih_t)  # (N, G * H)
-        w_hh_t = w_hh.t().contiguous()
+        packed = _uses_packed(x, sizes)
+        w_hh_t = _packed_panels(w_hh.t()) if packed else w_hh.t().contiguous()
         w_hr_t = w_hr.t().contiguous() if w_hr is not None else None
         lstm, gru = mode == "LSTM", mode == "GRU"
         out = x.new_empty((N, out_size))
@@ -188,6 +210,8 @@ class _FusedRecurrence(Function):
             hfull = x.new_empty((N, H)) if w_hr is not None else None
         if gru:
             gh = x.new_empty((N, G * H))  # W_hh h + b_hh per step
+            if packed and b_hh is not None:
+                gh.copy_(b_hh)
         relu = mode == "RNN_RELU"
         order = range(T - 1, -1, -1) if reverse else range(T)
         first = sizes[order[0]]
@@ -214,25 +238,23 @@ class _FusedRecurrence(Function):
                 else:
                     cp[:have].copy_(c)
                     cp[have:].copy_(c0[have:n])
-                g.addmm_(hp, w_hh_t)
-                g[:, :2 * H].sigmoid_()
-                g[:, 2 * H:3 * H].tanh_()
-                g[:, 3 * H:].sigmoid_()
+                if packed:
+                    _C._rnn_packed_mm(hp, w_hh_t, g, True)
+                else:
+                    g.addmm_(hp, w_hh_t)
                 cc = cells[lo:hi]
-                _C.mul(g[:, H:2 * H], cp, out=cc)
-                cc.addcmul_(g[:, :H], g[:, 2 * H:3 * H])
-                tc = tanh_c[lo:hi]
-                _C.tanh(cc, out=tc)
                 if hfull is not None:
                     hf = hfull[lo:hi]
-                    _C.mul(g[:, 3 * H:], tc, out=hf)
+                    _C._lstm_cell_forward(g, cp, cc, tanh_c[lo:hi], hf)
                     _C.mm(hf, w_hr_t, out=out[lo:hi])
                 else:
-                    _C.mul(g[:, 3 * H:], tc, out=out[lo:hi])
+                    _C._lstm_cell_forward(g, cp, cc, tanh_c[lo:hi], out[lo:hi])
                 c = cc
             elif gru:
                 gg = gh[lo:hi]
-                if b_hh is not None:
+                if packed:
+                    _C._rnn_packed_mm(hp, w_hh_t, gg, b_hh is not None)
+                elif b_hh is not None:
                     _C.addmm(b_hh, hp, w_hh_t, out=gg)
                 else:
                     _C.mm(hp, w_hh_t, out=gg)
@@ -244,7 +266,10 @@ class _FusedRecurrence(Function):
                 _C.sub(hp, nn_, out=o)
                 o.mul_(g[:, H:2 * H]).add_(nn_)  # n + z (h - n)
             else:
-                g.addmm_(hp, w_hh_t)
+                if packed:
+                    _C._rnn_packed_mm(hp, w_hh_t, g, True)
+                else:
+                    g.addmm_(hp, w_hh_t)
                 if relu:
                     g.relu_()
                 else:
@@ -254,6 +279,7 @@ class _FusedRecurrence(Function):
         h_n = _C.cat([h] + [e[0] for e in reversed(ended)])
         c_n = _C.cat([c] + [e[1] for e in reversed(ended)]) if lstm else None
         ctx.mode, ctx.sizes, ctx.reverse, ctx.order, ctx.offs = mode, sizes, reverse, list(order), offs
+        ctx.packed = packed
         if lstm:
             buffers = (gates, hprev, cells, cprev, tanh_c, hfull)
         else:
@@ -281,16 +307,29 @@ class _FusedRecurrence(Function):
         B, out_size = h0.size(0), w_hh.size(1)
         dgates = gates.new_empty((N, G * H))  # the pre-activation gradients, W_ih side
         dgh = gates.new_empty((N, G * H)) if gru else dgates  # W_hh side (the GRU's differs in n)
-        dh_all = grad_out.contiguous().clone() if grad_out is not None \
-            else gates.new_zeros((N, out_size))
+        if grad_out is not None:  # one copy, also of an expanded gradient (a sum's)
+            dh_all = gates.new_empty((N, out_size))
+            dh_all.copy_(grad_out)
+        else:
+            dh_all = gates.new_zeros((N, out_size))
         dh0 = h0.new_zeros((B, out_size))
         dhp = h0.new_empty((B, out_size))  # the gradient of the state a step started from
         if lstm:
             dc0 = h0.new_zeros((B, H))
             dc = h0.new_empty((B, H))  # the cell's gradient; after a step's kernel, c_prev's
             dhf = h0.new_empty((B, H)) if hfull is not None else None
-        elif gru:
-            tmp = h0.new_empty((B, H))
+        # the step's product dgates W_hh, with W_hh packed (see _uses_packed) or by mm
+        if ctx.packed:
+            w_hh_p = _packed_panels(w_hh)
+
+            def step_mm(dg, dst, accumulate):
+                _C._rnn_packed_mm(dg, w_hh_p, dst, accumulate)
+        else:
+            def step_mm(dg, dst, accumulate):
+                if accumulate:
+                    dst.addmm_(dg, w_hh)
+                else:
+                    _C.mm(dg, w_hh, out=dst)
         K = len(order)
         for k in range(K - 1, -1, -1):
             t = order[k]
@@ -322,17 +361,17 @@ class _FusedRecurrence(Function):
                 else:
                     dhh = dh
                 _C._lstm_cell_backward(g, cprev[lo:hi], tanh_c[lo:hi], dhh, dcn, dg)
-                _C.mm(dg, w_hh, out=dhp[:n])
-            elif gru:
-                _C._gru_cell_backward(g, gh[lo:hi], hprev[lo:hi], dh, dg, dgh[lo:hi], tmp[:n])
-                _C.addmm(tmp[:n], dgh[lo:hi], w_hh, out=dhp[:n])
+                step_mm(dg, dhp[:n], False)
+            elif gru:  # the kernel writes dh z into dhp, the product adds to it
+                _C._gru_cell_backward(g, gh[lo:hi], hprev[lo:hi], dh, dg, dgh[lo:hi], dhp[:n])
+                step_mm(dgh[lo:hi], dhp[:n], True)
             else:
                 if mode == "RNN_RELU":
                     _C.mul(dh, g > 0, out=dg)
                 else:
                     _C.mul(dh, g, out=dg)
                     _C.sub(dh, dg.mul_(g), out=dg)
-                _C.mm(dg, w_hh, out=dhp[:n])
+                step_mm(dg, dhp[:n], False)
         first = sizes[order[0]]
         dh0[:first].copy_(dhp[:first])
         if lstm:
