@@ -79,6 +79,25 @@ std::vector<int64_t> batch_offsets(const Tensor& t, IntList batch) {
   return out;
 }
 
+// The fields a product's kernel arguments share (kernels::matmul::Gemm,
+// kernels::gemm_bf16::Args): the sizes, data and strides of the last two dims.
+template <class G>
+void describe_product(G& g, const Tensor& out, const Tensor& a, const Tensor& b) {
+  const int64_t nd = out.dim();
+  g.m = out.sizes()[nd - 2];
+  g.n = out.sizes()[nd - 1];
+  g.k = a.sizes()[nd - 1];
+  g.a = a.data();
+  g.b = b.data();
+  g.c = out.data();
+  g.a_rs = a.strides()[nd - 2];
+  g.a_cs = a.strides()[nd - 1];
+  g.b_rs = b.strides()[nd - 2];
+  g.b_cs = b.strides()[nd - 1];
+  g.c_rs = out.strides()[nd - 2];
+  g.c_cs = out.strides()[nd - 1];
+}
+
 // out[..., m, n] = beta * out + alpha * a[..., m, k] @ b[..., k, n]. The three have the
 // same batch dims (a and b may be expanded); dtypes are equal and checked by the caller.
 // beta == 0 never reads out. out must be row-major in its last two dims (fresh).
@@ -104,18 +123,7 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
     const std::vector<int64_t> a_off = batch_offsets(a, batch), b_off = batch_offsets(b, batch),
                                c_off = batch_offsets(out, batch);
     kernels::gemm_bf16::Args g;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.a = a.data();
-    g.b = b.data();
-    g.c = out.data();
-    g.a_rs = a.strides()[nd - 2];
-    g.a_cs = a.strides()[nd - 1];
-    g.b_rs = b.strides()[nd - 2];
-    g.b_cs = b.strides()[nd - 1];
-    g.c_rs = out.strides()[nd - 2];
-    g.c_cs = out.strides()[nd - 1];
+    describe_product(g, out, a, b);
     g.a_off = a_off.data();
     g.b_off = b_off.data();
     g.c_off = c_off.data();
@@ -155,18 +163,7 @@ void gemm(const Tensor& out, Tensor a, Tensor b, const Scalar& alpha, const Scal
   }
   const Dims batch(IntList(out.sizes().data(), static_cast<size_t>(nd - 2)));
   kernels::matmul::Gemm g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.a = a.data();
-  g.b = b.data();
-  g.c = out.data();
-  g.a_rs = a.strides()[nd - 2];
-  g.a_cs = a.strides()[nd - 1];
-  g.b_rs = b.strides()[nd - 2];
-  g.b_cs = b.strides()[nd - 1];
-  g.c_rs = out.strides()[nd - 2];
-  g.c_cs = out.strides()[nd - 1];
+  describe_product(g, out, a, b);
   g.a_off = batch_offsets(a, batch);
   g.b_off = batch_offsets(b, batch);
   g.c_off = batch_offsets(out, batch);
