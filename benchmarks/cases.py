@@ -622,6 +622,20 @@ def recurrent_fwd_bwd(kind):
     return setup
 
 
+def recurrent_inference(kind):
+    """The same layer's forward under no_grad."""
+    def setup(torch):
+        torch.manual_seed(0)
+        module = getattr(torch.nn, kind)(256, 512)
+        x = torch.randn(50, 32, 256)
+
+        def step():
+            with torch.no_grad():
+                module(x)
+        return step
+    return setup
+
+
 def sdpa_fwd_bwd(torch):
     """Causal attention, batch 8, 8 heads, 256 tokens, head dim 64."""
     q, k, v = (torch.randn(8, 8, 256, 64, requires_grad=True) for _ in range(3))
@@ -774,6 +788,7 @@ CASES: list[Case] = [
     Case("cross_entropy fwd+bwd 4096x1000 float32", torch=cross_entropy_fwd_bwd(4096, 1000)),
     Case("LSTM(256, 512) fwd+bwd, 50 steps, batch 32", torch=recurrent_fwd_bwd("LSTM")),
     Case("GRU(256, 512) fwd+bwd, 50 steps, batch 32", torch=recurrent_fwd_bwd("GRU")),
+    Case("LSTM(256, 512) inference (no_grad), 50 steps, batch 32", torch=recurrent_inference("LSTM")),
     Case("sdpa fwd+bwd causal 8x8x256x64 float32", torch=sdpa_fwd_bwd),
     Case("matmul bfloat16 1024²", torch=matmul_reduced(1024, "bfloat16"), flops=2 * 1024**3, note=bf16_gemm_path),
     Case("matmul float16 1024²", torch=matmul_reduced(1024, "float16"), flops=2 * 1024**3),

@@ -247,8 +247,8 @@ def test_weight_modified_in_place_after_forward():
 
 
 def test_composed_path_cases():
-    """no_grad, nothing requiring a gradient, float16-free dtypes other than float32/64 and
-    forward-mode AD run the composed path, with the same values."""
+    """no_grad and nothing requiring a gradient run the step kernels without a node;
+    forward-mode AD runs the composed path; all with the same values."""
     em = ember.nn.LSTM(I, H, dtype=ember.float64)
     x = ember.randn(3, 2, I, dtype=ember.float64)
     fused, _ = em(x)
@@ -270,6 +270,42 @@ def test_composed_path_cases():
         eps = 1e-6
         numeric = (em(x + eps * v)[0] - em(x - eps * v)[0]) / (2 * eps)
     np.testing.assert_allclose(as_np(tangent), as_np(numeric), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_inference_runs_the_step_kernels(kind, dtype, monkeypatch):
+    """Under no_grad (and with nothing requiring a gradient) the layers run _fused_run's
+    step kernels, never the composed path, with torch's values: two bidirectional layers,
+    initial states, packed sequences of unequal lengths, a batch over the packed cutoff."""
+    import ember.nn.modules.rnn as rnn_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the composed path ran")
+    monkeypatch.setattr(rnn_module, "_composed_direction", refuse)
+    rng = np.random.default_rng(1)
+    tol = TOL[dtype]
+    for kw, B, lengths in (({"num_layers": 2, "bidirectional": True}, 3, None), ({}, 4, [4, 1, 3, 2]),
+                           ({"batch_first": True}, 130, None)):
+        tm, em = pair(kind, dtype, **kw)
+        x = rng.standard_normal((B, 4, I) if kw.get("batch_first") or lengths else (4, B, I))
+        hx = initial_states(kind, kw, B, dtype, rng)
+        got = {}
+        for name, lib, module in (("torch", torch, tm), ("ember", ember, em)):
+            inp = lib.tensor(x, dtype=getattr(lib, dtype))
+            if lengths:
+                inp = (t_pack if name == "torch" else e_pack)(inp, lengths, batch_first=True, enforce_sorted=False)
+            with lib.no_grad():
+                out, states = states_of(module(inp, hx[name][0]))
+            if lengths:
+                out = (t_pad if name == "torch" else e_pad)(out, batch_first=True)[0]
+            got[name] = [out, *states]
+        for a, b in zip(got["torch"], got["ember"]):
+            assert b.grad_fn is None
+            np.testing.assert_allclose(as_np(b), as_np(a), rtol=tol, atol=tol)
+    em.requires_grad_(False)  # grad mode on, nothing to differentiate: no node either
+    out, _ = states_of(em(ember.tensor(x, dtype=getattr(ember, dtype))))
+    assert out.grad_fn is None
 
 
 def test_empty_batch():

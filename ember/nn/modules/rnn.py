@@ -144,15 +144,19 @@ def _composed_backward(ctx, inputs: tuple, grads: tuple) -> tuple:
 # then forms W_hh's, W_ih's and the input's gradients as one product each over all N rows
 # and the biases as one sum.
 
-def _fused_applies(x, weights) -> bool:
-    """Whether the fused path records this layer: grad mode on, something needs a gradient,
-    a float32/float64 CPU input and no forward-mode tangent. Otherwise the composed path."""
-    if not _C.is_grad_enabled() or x.dtype not in (_C.float32, _C.float64) or x.device.type != "cpu":
-        return False
-    tensors = [x] + [w for w in weights if w is not None]
-    if not any(t.requires_grad for t in tensors):
-        return False
-    return all(_C._fw_tangent(t) is None for t in tensors)
+def _fused_mode(x, tensors) -> str:
+    """How a layer runs: "record" (the fused path as one autograd node: grad mode on and
+    something needs a gradient), "run" (the fused path's step kernels, nothing recorded:
+    inference) or "composed" (composed of ops: other dtypes or devices, or a forward-mode
+    tangent). The fused path takes float32/float64 CPU inputs."""
+    if x.dtype not in (_C.float32, _C.float64) or x.device.type != "cpu":
+        return "composed"
+    tensors = [t for t in tensors if t is not None]
+    if not all(_C._fw_tangent(t) is None for t in tensors):
+        return "composed"
+    if _C.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return "record"
+    return "run"
 
 
 # The per-step products (h W_hh^T forward, dgates W_hh backward) of a float32 layer whose
@@ -183,111 +187,118 @@ def _offsets(sizes: List[int]) -> List[int]:
     return offs
 
 
+def _fused_run(mode, sizes, reverse, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr):
+    """One layer in one direction by the step kernels: (outputs, buffers, order, offs,
+    packed), outputs (output (N, out), h_n (B, out)[, c_n (B, H)]), buffers what backward
+    reads. sizes[t] rows of x belong to step t. Also the path of inference (no_grad)."""
+    T = len(sizes)
+    offs = _offsets(sizes)
+    N, G = offs[-1], _NUM_GATES[mode]
+    H = w_hh.size(0) // G
+    out_size = w_hh.size(1)
+    bias = _folded_bias(mode, b_ih, b_hh)
+    w_ih_t = w_ih.t()
+    gates = _C.addmm(bias, x, w_ih_t) if bias is not None else _C.mm(x, w_ih_t)  # (N, G * H)
+    packed = _uses_packed(x, sizes)
+    w_hh_t = _packed_panels(w_hh.t()) if packed else w_hh.t().contiguous()
+    w_hr_t = w_hr.t().contiguous() if w_hr is not None else None
+    lstm, gru = mode == "LSTM", mode == "GRU"
+    out = x.new_empty((N, out_size))
+    hprev = x.new_empty((N, out_size))  # the state each step starts from
+    if lstm:
+        cells = x.new_empty((N, H))
+        cprev = x.new_empty((N, H))
+        tanh_c = x.new_empty((N, H))
+        hfull = x.new_empty((N, H)) if w_hr is not None else None
+    if gru:
+        gh = x.new_empty((N, G * H))  # W_hh h + b_hh per step
+        if packed and b_hh is not None:
+            gh.copy_(b_hh)
+    relu = mode == "RNN_RELU"
+    order = range(T - 1, -1, -1) if reverse else range(T)
+    first = sizes[order[0]]
+    h = h0[:first]
+    c = c0[:first] if lstm else None
+    ended = []  # (h, c) rows whose sequence ended: their final state
+    for t in order:
+        n, lo = sizes[t], offs[t]
+        hi = lo + n
+        hp = hprev[lo:hi]
+        have = h.size(0)
+        if n <= have:
+            hp.copy_(h[:n])
+            if n < have:
+                ended.append((h[n:], c[n:] if lstm else None))
+        else:  # backwards, sequences join from the initial state
+            hp[:have].copy_(h)
+            hp[have:].copy_(h0[have:n])
+        g = gates[lo:hi]
+        if lstm:
+            cp = cprev[lo:hi]
+            if n <= have:
+                cp.copy_(c[:n])
+            else:
+                cp[:have].copy_(c)
+                cp[have:].copy_(c0[have:n])
+            if packed:
+                _C._rnn_packed_mm(hp, w_hh_t, g, True)
+            else:
+                g.addmm_(hp, w_hh_t)
+            cc = cells[lo:hi]
+            if hfull is not None:
+                hf = hfull[lo:hi]
+                _C._lstm_cell_forward(g, cp, cc, tanh_c[lo:hi], hf)
+                _C.mm(hf, w_hr_t, out=out[lo:hi])
+            else:
+                _C._lstm_cell_forward(g, cp, cc, tanh_c[lo:hi], out[lo:hi])
+            c = cc
+        elif gru:
+            gg = gh[lo:hi]
+            if packed:
+                _C._rnn_packed_mm(hp, w_hh_t, gg, b_hh is not None)
+            elif b_hh is not None:
+                _C.addmm(b_hh, hp, w_hh_t, out=gg)
+            else:
+                _C.mm(hp, w_hh_t, out=gg)
+            rz = g[:, :2 * H]
+            rz.add_(gg[:, :2 * H]).sigmoid_()
+            nn_ = g[:, 2 * H:]
+            nn_.addcmul_(g[:, :H], gg[:, 2 * H:]).tanh_()
+            o = out[lo:hi]
+            _C.sub(hp, nn_, out=o)
+            o.mul_(g[:, H:2 * H]).add_(nn_)  # n + z (h - n)
+        else:
+            if packed:
+                _C._rnn_packed_mm(hp, w_hh_t, g, True)
+            else:
+                g.addmm_(hp, w_hh_t)
+            if relu:
+                g.relu_()
+            else:
+                g.tanh_()
+            out[lo:hi].copy_(g)
+        h = out[lo:hi]
+    h_n = _C.cat([h] + [e[0] for e in reversed(ended)])
+    c_n = _C.cat([c] + [e[1] for e in reversed(ended)]) if lstm else None
+    if lstm:
+        buffers = (gates, hprev, cells, cprev, tanh_c, hfull)
+    else:
+        buffers = (gates, hprev, gh if gru else None, None, None, None)
+    outputs = (out, h_n, c_n) if lstm else (out, h_n)
+    return outputs, buffers, list(order), offs, packed
+
+
 class _FusedRecurrence(Function):
-    """One layer in one direction: (x (N, in), h0 (B, out), c0 (B, H) or None, weights)
-    -> (output (N, out), h_n (B, out)[, c_n (B, H)]). sizes[t] rows of x belong to step t."""
+    """One layer in one direction recorded as one node: _fused_run forward, the steps
+    walked back in backward."""
 
     @staticmethod
     def forward(ctx, mode, sizes, reverse, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr):
-        T = len(sizes)
-        offs = _offsets(sizes)
-        N, G = offs[-1], _NUM_GATES[mode]
-        H = w_hh.size(0) // G
-        out_size = w_hh.size(1)
-        bias = _folded_bias(mode, b_ih, b_hh)
-        w_ih_t = w_ih.t()
-        gates = _C.addmm(bias, x, w_ih_t) if bias is not None else _C.mm(x, w_ih_t)  # (N, G * H)
-        packed = _uses_packed(x, sizes)
-        w_hh_t = _packed_panels(w_hh.t()) if packed else w_hh.t().contiguous()
-        w_hr_t = w_hr.t().contiguous() if w_hr is not None else None
-        lstm, gru = mode == "LSTM", mode == "GRU"
-        out = x.new_empty((N, out_size))
-        hprev = x.new_empty((N, out_size))  # the state each step starts from
-        if lstm:
-            cells = x.new_empty((N, H))
-            cprev = x.new_empty((N, H))
-            tanh_c = x.new_empty((N, H))
-            hfull = x.new_empty((N, H)) if w_hr is not None else None
-        if gru:
-            gh = x.new_empty((N, G * H))  # W_hh h + b_hh per step
-            if packed and b_hh is not None:
-                gh.copy_(b_hh)
-        relu = mode == "RNN_RELU"
-        order = range(T - 1, -1, -1) if reverse else range(T)
-        first = sizes[order[0]]
-        h = h0[:first]
-        c = c0[:first] if lstm else None
-        ended = []  # (h, c) rows whose sequence ended: their final state
-        for t in order:
-            n, lo = sizes[t], offs[t]
-            hi = lo + n
-            hp = hprev[lo:hi]
-            have = h.size(0)
-            if n <= have:
-                hp.copy_(h[:n])
-                if n < have:
-                    ended.append((h[n:], c[n:] if lstm else None))
-            else:  # backwards, sequences join from the initial state
-                hp[:have].copy_(h)
-                hp[have:].copy_(h0[have:n])
-            g = gates[lo:hi]
-            if lstm:
-                cp = cprev[lo:hi]
-                if n <= have:
-                    cp.copy_(c[:n])
-                else:
-                    cp[:have].copy_(c)
-                    cp[have:].copy_(c0[have:n])
-                if packed:
-                    _C._rnn_packed_mm(hp, w_hh_t, g, True)
-                else:
-                    g.addmm_(hp, w_hh_t)
-                cc = cells[lo:hi]
-                if hfull is not None:
-                    hf = hfull[lo:hi]
-                    _C._lstm_cell_forward(g, cp, cc, tanh_c[lo:hi], hf)
-                    _C.mm(hf, w_hr_t, out=out[lo:hi])
-                else:
-                    _C._lstm_cell_forward(g, cp, cc, tanh_c[lo:hi], out[lo:hi])
-                c = cc
-            elif gru:
-                gg = gh[lo:hi]
-                if packed:
-                    _C._rnn_packed_mm(hp, w_hh_t, gg, b_hh is not None)
-                elif b_hh is not None:
-                    _C.addmm(b_hh, hp, w_hh_t, out=gg)
-                else:
-                    _C.mm(hp, w_hh_t, out=gg)
-                rz = g[:, :2 * H]
-                rz.add_(gg[:, :2 * H]).sigmoid_()
-                nn_ = g[:, 2 * H:]
-                nn_.addcmul_(g[:, :H], gg[:, 2 * H:]).tanh_()
-                o = out[lo:hi]
-                _C.sub(hp, nn_, out=o)
-                o.mul_(g[:, H:2 * H]).add_(nn_)  # n + z (h - n)
-            else:
-                if packed:
-                    _C._rnn_packed_mm(hp, w_hh_t, g, True)
-                else:
-                    g.addmm_(hp, w_hh_t)
-                if relu:
-                    g.relu_()
-                else:
-                    g.tanh_()
-                out[lo:hi].copy_(g)
-            h = out[lo:hi]
-        h_n = _C.cat([h] + [e[0] for e in reversed(ended)])
-        c_n = _C.cat([c] + [e[1] for e in reversed(ended)]) if lstm else None
-        ctx.mode, ctx.sizes, ctx.reverse, ctx.order, ctx.offs = mode, sizes, reverse, list(order), offs
-        ctx.packed = packed
-        if lstm:
-            buffers = (gates, hprev, cells, cprev, tanh_c, hfull)
-        else:
-            buffers = (gates, hprev, gh if gru else None, None, None, None)
+        outputs, buffers, ctx.order, ctx.offs, ctx.packed = _fused_run(mode, sizes, reverse, x, h0, c0, w_ih,
+                                                                       w_hh, b_ih, b_hh, w_hr)
+        ctx.mode, ctx.sizes, ctx.reverse = mode, sizes, reverse
         ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, *buffers)
-        if lstm:
-            return out, h_n, c_n
-        return out, h_n
+        return outputs
 
     @staticmethod
     def backward(ctx, grad_out, grad_hn, grad_cn=None):
@@ -602,16 +613,21 @@ class RNNBase(Module):
     def _run_direction(self, x, sizes: List[int], packed: bool, state: tuple, weights: list, reverse: bool):
         """One layer in one direction over the whole sequence: (outputs, final state).
         sizes[t] is the batch at step t (non-increasing: sequences are sorted by length).
-        Recorded as one node by _FusedRecurrence when _fused_applies, else composed of ops."""
+        By the step kernels (_fused_run; recorded as one _FusedRecurrence node where a gradient
+        is needed), or composed of ops (_fused_mode)."""
         w_ih, w_hh = weights[0], weights[1]
         b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
         w_hr = weights[-1] if self.proj_size > 0 else None
         params = (w_ih, w_hh, b_ih, b_hh, w_hr)
         c0 = state[1] if self.mode == "LSTM" else None
-        if not _fused_applies(x, (state[0], c0) + params):
+        how = _fused_mode(x, (x, state[0], c0) + params)
+        if how == "composed":
             return _composed_direction(self.mode, x, sizes, packed, state, params, reverse)
         x2d = x if packed else x.reshape(x.size(0) * x.size(1), x.size(2))
-        res = _FusedRecurrence.apply(self.mode, sizes, reverse, x2d, state[0], c0, *params)
+        if how == "record":
+            res = _FusedRecurrence.apply(self.mode, sizes, reverse, x2d, state[0], c0, *params)
+        else:
+            res = _fused_run(self.mode, sizes, reverse, x2d, state[0], c0, *params)[0]
         out = res[0] if packed else res[0].view(x.size(0), x.size(1), res[0].size(1))
         return out, tuple(res[1:])
 
