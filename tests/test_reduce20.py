@@ -138,3 +138,35 @@ def test_amax_amin_propagate_nan_and_keep_signed_zeros(threads):
         got, want = getattr(ember, op)(a, b), getattr(torch, op)(ta, tb)
         np.testing.assert_equal(np.array(got.tolist()), want.numpy())
         assert (np.signbit(np.array(got.tolist())) == np.signbit(want.numpy())).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(1,), (15,), (16,), (17,), (255,), (256,), (257,), (5000,), (300, 7), (7, 300),
+                                   (3, 0)])
+def test_half_type_folds_match_torch(shape, dtype, threads):
+    """float16/bfloat16 inputs fold through blocks converted to float (Note [Half types in
+    folds]): every fold, along rows and down columns, around the block and accumulator
+    sizes, transposed, empty, and with NaN and inf among the values."""
+    for transposed in (False, True):
+        e, t = pair(shape, dtype, offset=0.5, seed=len(shape) + shape[0], transposed=transposed)
+        for dim in ([None, 0, -1] if e.numel() else [0, -1]):
+            kw = {} if dim is None else {"dim": dim}
+            for name in ("sum", "nansum", "mean", "amax", "amin", "all", "any"):
+                if name in ("amax", "amin") and dim is None:
+                    continue
+                same(lambda: getattr(e, name)(**kw), lambda: getattr(t, name)(**kw), 2 * RTOL[dtype], 1e-3)
+            # ember's product accumulates in float64 (torch's in float: 5% off over 5000)
+            same(lambda: e.prod(**kw), lambda: t.double().prod(**kw).to(t.dtype), 2 * RTOL[dtype], 1e-3)
+            if e.numel():
+                for order in (1, 2, float("inf"), -float("inf")):
+                    same(lambda: ember.linalg.vector_norm(e, order, **kw),
+                         lambda: torch.linalg.vector_norm(t, order, **kw), 2 * RTOL[dtype], 1e-3)
+                same(lambda: e.var(**kw), lambda: t.double().var(**kw).to(t.dtype), 2 * RTOL[dtype], 1e-3)
+    if shape[-1] > 16:  # a NaN in the middle of a block, an inf in the next
+        e, t = pair(shape, dtype, seed=1)
+        e[..., 5] = float("nan")
+        t[..., 5] = float("nan")
+        e[..., -1] = float("inf")
+        t[..., -1] = float("inf")
+        for name in ("sum", "nansum", "amax", "amin", "any"):
+            same(lambda: getattr(e, name)(dim=-1), lambda: getattr(t, name)(dim=-1), 2 * RTOL[dtype], 1e-3)

@@ -13,6 +13,7 @@
 #include <cstring>
 #include "core/dtype.h"
 #include "core/half.h"
+#include "core/scalar.h"
 #include "kernels/loops.h"
 
 namespace ember::kernels {
@@ -54,19 +55,23 @@ inline void from_float(const float* in, Half* out, int64_t n) {
   for (; i < n; ++i) out[i] = Half(in[i]);
 }
 
+// The bits move through memcpy: written through a uint32_t pointer, the floats were
+// another type's stores to gcc, which then read the buffer before them (strict aliasing;
+// a bfloat16 var() gave inf).
 inline void to_float(const BFloat16* in, float* out, int64_t n) {
-  const uint16_t* b = reinterpret_cast<const uint16_t*>(in);
-  uint32_t* o = reinterpret_cast<uint32_t*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = uint32_t(b[i]) << 16;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t v = uint32_t(in[i].bits) << 16;
+    std::memcpy(out + i, &v, 4);
+  }
 }
 
 // float_to_bfloat16_bits without a branch, so the loop vectorizes: NaN keeps its sign
 // and becomes the quiet 0x7fc0 payload, everything else rounds to nearest even.
 inline void from_float(const float* in, BFloat16* out, int64_t n) {
-  const uint32_t* x = reinterpret_cast<const uint32_t*>(in);
   uint16_t* o = reinterpret_cast<uint16_t*>(out);
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t v = x[i];
+    uint32_t v;
+    std::memcpy(&v, in + i, 4);
     const uint32_t rounded = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;
     const uint32_t nan = ((v >> 16) & 0x8000u) | 0x7fc0u;
     o[i] = uint16_t((v & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
