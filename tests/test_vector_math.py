@@ -261,3 +261,63 @@ def test_pow_number_exponent_gradient_as_torch(e):
         (t2,) = torch.autograd.grad(tgrad.sum(), ty)
         (e2,) = ember.autograd.grad(egrad.sum(), ey)
         np.testing.assert_allclose(e2.numpy(), t2.numpy(), rtol=1e-6)
+
+
+def _within_torch(ef, tf, ref64, x, name):
+    ref = ref64(x.astype(np.float64))
+    bound = ulp_error(tf(torch.from_numpy(x)).numpy(), ref, np.float32).max() + 1
+    err = ulp_error(ef(ember.from_numpy(x)).numpy(), ref, np.float32)
+    worst = int(np.argmax(err))
+    assert err[worst] <= bound, f"{name}: {err[worst]} ulp at {x[worst]!r} (bound {bound})"
+
+
+def test_trig_tiers_and_hard_arguments():
+    # float sin/cos run in float up to |x| = 4096, through the double reduction up to
+    # 2^18, libm beyond (per block of 256): floats next to multiples of pi/2 (where the
+    # reduction cancels) in each tier, the tiers' edges, and blocks that mix the tiers
+    k = np.arange(1, 170000, 7, dtype=np.float64)
+    near = (k * (np.pi / 2)).astype(np.float32)
+    near = np.concatenate([near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(0))])
+    edges = np.array([4095.9998, 4096.0, 4096.0005, 262143.98, 262144.0, 262144.03, 1e7], dtype=np.float32)
+    rng = np.random.default_rng(0)
+    mixed = rng.uniform(-5000, 5000, 4096).astype(np.float32)
+    mixed[::300] = rng.uniform(-3e5, 3e5, mixed[::300].size)
+    x = np.concatenate([near, -near, edges, -edges, mixed])
+    for name in ("sin", "cos", "tan"):
+        ef, tf, ref64, _ = CASES[name]
+        _within_torch(ef, tf, ref64, x, name)
+        if name != "cos":  # odd functions, bit for bit
+            np.testing.assert_array_equal(ef(ember.from_numpy(-x)).numpy(), -ef(ember.from_numpy(x)).numpy())
+    np.testing.assert_array_equal(ember.cos(ember.from_numpy(-x)).numpy(), ember.cos(ember.from_numpy(x)).numpy())
+
+
+def test_log_reduction_edges():
+    # m = bits(x) - bits(sqrt(1/2)) splits at sqrt(1/2) * 2^e: floats on both sides of
+    # every such point, subnormals among them, and powers of two
+    e = np.arange(-149, 128, dtype=np.float64)
+    centre = np.float32(np.sqrt(0.5)) * 2.0 ** e
+    with np.errstate(over="ignore"):
+        c = centre.astype(np.float32)
+    c = c[np.isfinite(c) & (c > 0)]
+    x = np.concatenate([c, np.nextafter(c, np.float32(np.inf)), np.nextafter(c, np.float32(0)),
+                        (2.0 ** e[e < 128]).astype(np.float32)])
+    x = x[x > 0]
+    for name in ("log", "log1p"):
+        ef, tf, ref64, _ = CASES[name]
+        _within_torch(ef, tf, ref64, x, name)
+
+
+def test_pow_float_random_pairs():
+    # float x^y through log_of_float and exp_to_float (kernels/vec_math.h): random bases
+    # over the whole float range and exponents of every scale, against float64
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.integers(0, 0x7F800000, 20000, dtype=np.uint32).view(np.float32),
+                        rng.uniform(0, 8, 20000).astype(np.float32)])
+    y = (rng.uniform(-1, 1, x.size) * 2.0 ** rng.integers(-6, 8, x.size)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), y.astype(np.float64))
+    ty = torch.pow(torch.from_numpy(x), torch.from_numpy(y)).numpy()
+    ey = ember.pow(ember.from_numpy(x), ember.from_numpy(y)).numpy()
+    bound = ulp_error(ty, ref, np.float32).max() + 1
+    err = ulp_error(ey, ref, np.float32)
+    assert err.max() <= min(bound, 1.0), (err.max(), x[np.argmax(err)], y[np.argmax(err)])

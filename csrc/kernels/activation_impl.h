@@ -137,9 +137,13 @@ struct softplus_fn {
       return x;
     } else {
       const C bx = x * beta;
-      // libm's log1p: gcc leaves this loop scalar whatever its form (16M floats, scalar
-      // vmath::log1p: 632 ms; libm's is faster one element at a time). Open: issue 20.
-      return bx > threshold ? x : C(std::log1p(nn::exp_fast(bx))) / beta;
+      if constexpr (std::is_same_v<C, float>) {
+        // both sides computed and the threshold applied by a select: with `?:` gcc kept
+        // the loop scalar (a branch around the division); vmath::log1p vectorizes
+        return vmath::sel(bx > threshold, x, vmath::log1p(nn::exp_fast(bx)) / beta);
+      } else {
+        return bx > threshold ? x : C(std::log1p(nn::exp_fast(bx))) / beta;
+      }
     }
   }
 };

@@ -84,10 +84,28 @@ inline void from_float(const float* in, BFloat16* out, int64_t n) {
 // runs go in blocks of 256: one vectorized pass tells whether any input of the block is
 // rare, and only such blocks run element by element. Reading before writing each
 // element keeps it right in place.
+// A functor may add a middle tier, `wide(x)` (true where operator() would be wrong:
+// float sin/cos beyond |x| = 4096) with a vectorized `wide_value(x)` (the double
+// reduction, right to 2^18): the same pass tells it, and a block with wide lanes but no
+// rare ones runs wide_value vectorized.
 template <class F, class = void>
 struct has_rare_lanes : std::false_type {};
 template <class F>
 struct has_rare_lanes<F, std::void_t<decltype(F::rare_lanes)>> : std::bool_constant<F::rare_lanes> {};
+template <class F, class = void>
+struct has_wide_lanes : std::false_type {};
+template <class F>
+struct has_wide_lanes<F, std::void_t<decltype(F::wide_lanes)>> : std::bool_constant<F::wide_lanes> {};
+
+// One element of a functor with rare (and maybe wide) lanes, whichever tier it is in.
+template <class F, class C>
+inline C tiered(const F& f, C x) {
+  if (f.rare(x)) return f.slow(x);
+  if constexpr (has_wide_lanes<F>::value) {
+    if (f.wide(x)) return f.wide_value(x);
+  }
+  return f(x);
+}
 
 template <class Out, class In, class F>
 void map1(const Loop& loop, const F& f) {
@@ -103,22 +121,30 @@ void map1(const Loop& loop, const F& f) {
           const int64_t m = n - b < kBlock ? n - b : kBlock;
           Out* ob = o + b;
           const In* ab = a + b;
-          int any = 0;
-          for (int64_t i = 0; i < m; ++i) any |= int(f.rare(C(ab[i])));
-          if (!any) {
-            for (int64_t i = 0; i < m; ++i) ob[i] = cast<Out>(f(C(ab[i])));
-          } else {
+          int any = 0, wide = 0;
+          if constexpr (has_wide_lanes<F>::value) {
             for (int64_t i = 0; i < m; ++i) {
-              const C x = C(ab[i]);
-              ob[i] = cast<Out>(f.rare(x) ? f.slow(x) : f(x));
+              any |= int(f.rare(C(ab[i])));
+              wide |= int(f.wide(C(ab[i])));
             }
+          } else {
+            for (int64_t i = 0; i < m; ++i) any |= int(f.rare(C(ab[i])));
+          }
+          if (!any && !wide) {
+            for (int64_t i = 0; i < m; ++i) ob[i] = cast<Out>(f(C(ab[i])));
+          } else if constexpr (has_wide_lanes<F>::value) {
+            if (!any) {
+              for (int64_t i = 0; i < m; ++i) ob[i] = cast<Out>(f.wide_value(C(ab[i])));
+            } else {
+              for (int64_t i = 0; i < m; ++i) ob[i] = cast<Out>(tiered(f, C(ab[i])));
+            }
+          } else {
+            for (int64_t i = 0; i < m; ++i) ob[i] = cast<Out>(tiered(f, C(ab[i])));
           }
         }
       } else {
-        for (int64_t i = 0; i < n; ++i) {
-          const C x = C(load<In>(p[1] + i * s[1]));
-          at<Out>(p[0], s[0], i) = cast<Out>(f.rare(x) ? f.slow(x) : f(x));
-        }
+        for (int64_t i = 0; i < n; ++i)
+          at<Out>(p[0], s[0], i) = cast<Out>(tiered(f, C(load<In>(p[1] + i * s[1]))));
       }
       return;
     }

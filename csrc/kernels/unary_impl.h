@@ -77,6 +77,16 @@ struct trig_rare_lanes {
     else return false;
   }
 };
+// float sin and cos compute in float up to |x| = 4096 and through the double reduction
+// (vmath::sin_wide) from there to 2^18; see vmath's trig comment.
+template <class C>
+struct trig_wide_lanes : trig_rare_lanes<C> {
+  static constexpr bool wide_lanes = std::is_same_v<C, float>;
+  static bool wide(C x) {
+    if constexpr (wide_lanes) return std::fabs(x) > vmath::kTrigFloatRange;
+    else return false;
+  }
+};
 
 
 template <class C>
@@ -104,13 +114,21 @@ template <class C> struct log1p_fn { [[gnu::always_inline]] C operator()(C x) co
 template <class C> struct sqrt_fn { [[gnu::always_inline]] C operator()(C x) const { return std::sqrt(x); } };
 template <class C> struct rsqrt_fn { [[gnu::always_inline]] C operator()(C x) const { return C(1) / std::sqrt(x); } };
 template <class C>
-struct sin_fn : trig_rare_lanes<C> {
+struct sin_fn : trig_wide_lanes<C> {
   [[gnu::always_inline]] C operator()(C x) const { return sin_of(x); }
+  [[gnu::always_inline]] static C wide_value(C x) {
+    if constexpr (std::is_same_v<C, float>) return vmath::sin_wide(x);
+    else return sin_of(x);
+  }
   static C slow(C x) { return std::sin(x); }
 };
 template <class C>
-struct cos_fn : trig_rare_lanes<C> {
+struct cos_fn : trig_wide_lanes<C> {
   [[gnu::always_inline]] C operator()(C x) const { return cos_of(x); }
+  [[gnu::always_inline]] static C wide_value(C x) {
+    if constexpr (std::is_same_v<C, float>) return vmath::cos_wide(x);
+    else return cos_of(x);
+  }
   static C slow(C x) { return std::cos(x); }
 };
 template <class C>

@@ -83,18 +83,17 @@ struct ReducedF {
 // ---- log and log1p for float -------------------------------------------------------
 // x = 2^e m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact);
 // log(1 + f) = f - f^2 / 2 + f^3 P(f) with Cephes' logf minimax coefficients, e ln2 added
-// in two parts. Subnormals are scaled by 2^23 first.
+// in two parts. Subnormals are scaled by 2^23 first. e and m come from one integer
+// subtraction: t = bits(x) - bits(sqrt(1/2)) has e in its top 9 bits (arithmetic shift),
+// and bits(x) - (t's exponent field) is m (5 instructions fewer than masking the mantissa
+// and halving m above sqrt 2).
 [[gnu::always_inline]] inline float log(float x) {
   const bool sub = x < 1.17549435e-38f;
   const float xs = sel(sub, x * 8388608.0f, x);
   const uint32_t u = bits(xs);
-  int32_t e = static_cast<int32_t>((u >> 23) & 0xffu) - 127 - (sub ? 23 : 0);
-  float m = from_bits((u & 0x007fffffu) | 0x3f800000u);  // [1, 2)
-  const bool big = m > 1.41421356f;
-  m = sel(big, m * 0.5f, m);
-  e += big ? 1 : 0;
-  const float f = m - 1.0f;
-  const float fe = static_cast<float>(e);
+  const uint32_t t = u - 0x3f3504f3u;  // bits(sqrt(1/2))
+  const float fe = static_cast<float>(static_cast<int32_t>(t) >> 23) - sel(sub, 23.0f, 0.0f);
+  const float f = from_bits(u - (t & 0xff800000u)) - 1.0f;
   const float z = f * f;
   float p = 7.0376836292e-2f;
   p = std::fma(p, f, -1.1514610310e-1f);
@@ -130,12 +129,60 @@ struct ReducedF {
 }
 
 // ---- sin, cos, tan for float ---------------------------------------------------------
-// Reduced in double: n = round(x 2/pi), r = x - n pi/2 with pi/2 in two parts (the first
-// 33 bits, so n pi/2's first part is exact for n < 2^20), and the Taylor polynomials
-// evaluated in double (truncation below 3e-9 relative on |r| <= pi/4) then rounded:
-// within 0.6 ulp. Beyond |x| = 2^18 the second part's error would grow: those lanes go
-// to libm (trig_fast_range; the unary family checks it per block, kernels/map.h).
+// Two reductions by pi/2 (n = round(x 2/pi), quadrant n mod 4), in three tiers that the
+// unary family picks per block of 256 (Note [Rare lanes], kernels/map.h):
+//  - |x| <= 4096 (kTrigFloatRange): sin and cos in float. r = x - n pi/2 with pi/2 as
+//    P1 (float(pi/2): x - n P1 is exact in one fma) + P2 (12 bits, so n P2 is exact for
+//    n < 2^12) + P3; r1 - n P2 by TwoSum, so r = hi + lo to ~2^-48; Cephes' sinf/cosf
+//    polynomials on |r| <= pi/4 with lo put back (sin: hi + (lo + hi z P); cos: 1 - z/2
+//    with its rounding error recovered, - hi lo). Max 0.93 ulp on every float in [0, 4096]
+//    (sin(-x) = -sin(x) bit for bit), 48 instructions per 8 lanes instead of 74.
+//  - |x| <= 2^18 (kTrigFastRange) and tan everywhere up to there: reduced in double with
+//    pi/2 in two parts (the first 33 bits, so n pi/2's first part is exact for n < 2^20),
+//    Taylor polynomials in double (truncation below 3e-9 relative on |r| <= pi/4), then
+//    rounded: within 0.6 ulp (float tan = s/c would reach 2.4 ulp).
+//  - beyond (and NaN, inf): libm.
+constexpr float kTrigFloatRange = 4096.0f;
 constexpr float kTrigFastRange = 262144.0f;
+struct TrigF {
+  float s, c;  // sin r, cos r
+  uint32_t q;  // quadrant
+};
+[[gnu::always_inline]] inline TrigF trig_reduce_float(float x) {
+  const float magic = 12582912.0f;  // 1.5 * 2^23
+  const float v = std::fma(x, 0.636619772367581343f, magic);
+  const float fn = v - magic;
+  const uint32_t q = bits(v) - bits(magic);
+  const float r1 = std::fma(fn, -1.57079637050628662109375f, x);  // exact
+  const float b = fn * 4.371395334601402e-08f;  // -n P2, exact
+  const float hi = r1 + b;  // TwoSum
+  const float bb = hi - r1;
+  const float lo = std::fma(fn, -2.5633440682570896e-12f, (r1 - (hi - bb)) + (b - bb));
+  const float z = hi * hi;
+  float ps = -1.9515295891e-4f;
+  ps = std::fma(ps, z, 8.3321608736e-3f);
+  ps = std::fma(ps, z, -1.6666654611e-1f);
+  float pc = 2.443315711809948e-5f;
+  pc = std::fma(pc, z, -1.388731625493765e-3f);
+  pc = std::fma(pc, z, 4.166664568298827e-2f);
+  const float hz = 0.5f * z;
+  const float w = 1.0f - hz;
+  const float c = w + (((1.0f - w) - hz) + std::fma(z * z, pc, -hi * lo));
+  const float s = hi + std::fma(hi * z, ps, lo);
+  return {s, c, q};
+}
+// sin and cos for |x| <= kTrigFloatRange (other lanes get garbage).
+[[gnu::always_inline]] inline float sin(float x) {
+  const TrigF t = trig_reduce_float(x);
+  const float v = sel((t.q & 1) != 0, t.c, t.s);
+  return sel(x == 0.0f, x, from_bits(bits(v) ^ ((t.q & 2) << 30)));  // sin(-0) = -0
+}
+[[gnu::always_inline]] inline float cos(float x) {
+  const TrigF t = trig_reduce_float(x);
+  const float v = sel((t.q & 1) != 0, t.s, t.c);
+  return from_bits(bits(v) ^ (((t.q + 1) & 2) << 30));
+}
+
 struct TrigD {
   double s, c;  // sin r, cos r
   uint64_t q;   // quadrant
@@ -162,13 +209,14 @@ struct TrigD {
   const double c = std::fma(pc, z, 1.0);
   return {s, c, q};
 }
-[[gnu::always_inline]] inline float sin(float x) {
+// sin, cos and tan for |x| <= kTrigFastRange.
+[[gnu::always_inline]] inline float sin_wide(float x) {
   const TrigD t = trig_reduce(x);
   double v = sel((t.q & 1) != 0, t.c, t.s);
   v = sel((t.q & 2) != 0, -v, v);
   return sel(x == 0.0f, x, static_cast<float>(v));
 }
-[[gnu::always_inline]] inline float cos(float x) {
+[[gnu::always_inline]] inline float cos_wide(float x) {
   const TrigD t = trig_reduce(x);
   double v = sel((t.q & 1) != 0, -t.s, t.c);
   v = sel((t.q & 2) != 0, -v, v);
@@ -225,23 +273,46 @@ constexpr float kErfSplit = 0.921875f;
   const float large = 1.0f - erfc_tail(ac, a2, a2lo);
   return std::copysign(sel(a < kErfSplit, small, large), x);  // NaN passes through both
 }
-// Phi(x) = (1 + erf(x / sqrt 2)) / 2, as erfc(-x / sqrt 2) / 2 for negative x (no
-// cancellation): gelu's cdf.
+// e^x for x in [-170, 88] (n >= -252: both halves of 2^n normal) or NaN, without exp's
+// clamps: for callers whose arguments are bounded already.
+[[gnu::always_inline]] inline float exp_bounded(float x) {
+  const ReducedF k = reduce_ln2(x);
+  const float y = 1.0f + expm1_reduced(k.r);
+  const int32_t n1 = k.n >> 1;
+  return y * pow2i(n1) * pow2i(k.n - n1);
+}
+// erfc(a) e^(a^2) = t Q(t) with t = 1 / (1 + a / 2), for every a >= 0 (t in (0, 1]); Q a
+// least-squares fit (relative, at Chebyshev nodes) made for ember: 1.2e-8 relative.
+[[gnu::always_inline]] inline float erfcx_of_t(float t) {
+  float q = 4.3195433357500625e-02f;
+  q = std::fma(q, t, -2.3473359328820675e-01f);
+  q = std::fma(q, t, 4.936949327974215e-01f);
+  q = std::fma(q, t, -4.5497398937000344e-01f);
+  q = std::fma(q, t, 1.3217704525294716e-01f);
+  q = std::fma(q, t, -5.9211358143432036e-02f);
+  q = std::fma(q, t, 9.346243445791257e-02f);
+  q = std::fma(q, t, 1.7531597581182995e-01f);
+  q = std::fma(q, t, 2.4688457471658015e-01f);
+  q = std::fma(q, t, 2.8209375380830337e-01f);
+  q = std::fma(q, t, 2.8209479518888514e-01f);
+  return q * t;
+}
+// Phi(x) = erfc(-x / sqrt 2) / 2 = 1 - erfc(x / sqrt 2) / 2, one formula for every x
+// (erfcx_of_t: no erf branch evaluated beside the tail's, as before; 59 instructions per
+// 8 lanes instead of 75), the lower tail never cancels: gelu's cdf, within 10 ulp of
+// gelu on all floats in [-16, 16] (the two-branch form: 450, in the far negative tail).
 // Also gives e^(-x^2 / 2) in *gauss (gelu's backward needs both: one exp serves them).
 [[gnu::always_inline]] inline float normal_cdf(float x, float* gauss) {
   const float xc = sel(x > 15.0f, 15.0f, sel(x < -15.0f, -15.0f, x));  // Phi is 0 or 1 beyond
-  const float t = xc * 0.70710678118654752f;
-  const float a = std::fabs(t);
-  // t^2 = x^2 / 2 from x's exact square, not from t's rounding
+  const float a = std::fabs(xc) * 0.70710678118654752f;
+  // a^2 = x^2 / 2 from x's exact square, not from a's rounding
   const float x2 = xc * xc;
   const float x2lo = std::fma(xc, xc, -x2);
-  const float small = 0.5f + 0.5f * std::fma(t, erf_small(a), t);
-  const float e = exp(-0.5f * x2);
-  const float q = erfc_scaled_tail(a);
+  const float e = exp_bounded(-0.5f * x2);  // >= -112.5
+  const float q = erfcx_of_t(1.0f / std::fma(0.5f, a, 1.0f));
   const float tail = 0.5f * e * std::fma(-0.5f * x2lo, q, q);
-  const float large = sel(x < 0.0f, tail, 1.0f - tail);
   *gauss = e * std::fma(-0.5f, x2lo, 1.0f);  // beyond |x| = 15 it underflows to 0 anyway
-  return sel(a < kErfSplit, small, large);
+  return sel(x < 0.0f, tail, 1.0f - tail);
 }
 [[gnu::always_inline]] inline float normal_cdf(float x) {
   float gauss;
@@ -309,6 +380,51 @@ constexpr float kErfSplit = 0.921875f;
   r = sel(x < 0.0, std::numeric_limits<double>::quiet_NaN(), r);
   r = sel(x == kInfD, x, r);
   return sel(x != x, x, r);
+}
+
+// ---- float pow's parts ---------------------------------------------------------------
+// log|x| of a float in double, to ~2^-40 relative: the float log's reduction (m in
+// [sqrt(1/2), sqrt 2) from one integer subtraction), then in double 2 atanh(s) with
+// s = f / (2 + f), |s| <= 0.1716, to s^13; 0 gives -inf, inf and NaN themselves.
+[[gnu::always_inline]] inline double log_of_float(float ax) {
+  const bool sub = ax < 1.17549435e-38f;
+  const float xs = sel(sub, ax * 8388608.0f, ax);
+  const uint32_t u = bits(xs);
+  const uint32_t t = u - 0x3f3504f3u;
+  const int32_t e = (static_cast<int32_t>(t) >> 23) - (sub ? 23 : 0);
+  const double f = double(from_bits(u - (t & 0xff800000u))) - 1.0;
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  double R = 2.0 / 13.0;
+  R = std::fma(R, z, 2.0 / 11.0);
+  R = std::fma(R, z, 2.0 / 9.0);
+  R = std::fma(R, z, 2.0 / 7.0);
+  R = std::fma(R, z, 2.0 / 5.0);
+  R = std::fma(R, z, 2.0 / 3.0);
+  const double l = std::fma(double(e), 0.69314718055994530942, std::fma(s * z, R, 2.0 * s));
+  const double axd = ax;
+  return sel((axd > 0.0) & (axd < kInfD), l, sel(axd == 0.0, -kInfD, axd));
+}
+// e^w rounded to float, computed in double to ~2^-32 relative (Taylor to r^8); w beyond
+// +-200 gives 0 or inf, NaN stays NaN.
+[[gnu::always_inline]] inline float exp_to_float(double w) {
+  const double wc = sel(w < -200.0, -200.0, sel(w > 200.0, 200.0, w));
+  const double magic = 6755399441055744.0;  // 1.5 * 2^52
+  const double v = std::fma(wc, 1.4426950408889634074, magic);
+  const double fn = v - magic;
+  const uint64_t n = bits(v) - bits(magic);
+  double r = std::fma(fn, -6.93147180369123816490e-01, wc);
+  r = std::fma(fn, -1.90821492927058770002e-10, r);
+  double p = 1.0 / 40320.0;
+  p = std::fma(p, r, 1.0 / 5040.0);
+  p = std::fma(p, r, 1.0 / 720.0);
+  p = std::fma(p, r, 1.0 / 120.0);
+  p = std::fma(p, r, 1.0 / 24.0);
+  p = std::fma(p, r, 1.0 / 6.0);
+  p = std::fma(p, r, 0.5);
+  p = std::fma(p, r, 1.0);
+  p = std::fma(p, r, 1.0);
+  return static_cast<float>(p * from_bits((n + 1023) << 52));
 }
 
 // double versions of the rest: libm, one element at a time.
