@@ -1,6 +1,7 @@
-"""Emits the kernel instantiations. kernels_<dtype>.cpp: one translation unit per dtype
-that instantiates every kernel family the declarations name, so a clean build compiles
-dtypes in parallel. kernel_instances_<family>.h: for each nn family (model.is_float_family),
+"""Emits the kernel instantiations. kernels_<group>_<dtype>.cpp: for each dtype, one
+translation unit per group of families (GROUPS), including only its families' _impl.h,
+so a clean build compiles dtypes in parallel and a change to one family's kernels
+recompiles that group's files alone. kernel_instances_<family>.h: for each nn family (model.is_float_family),
 its Kernels<float> and Kernels<double>, included at the end of kernels/<family>.cpp, so a
 change to one nn kernel recompiles that one file."""
 from __future__ import annotations
@@ -25,6 +26,15 @@ $instances
 
 
 COMPLEX_FAMILIES = ("copy", "fill", "gather", "index")
+# The families compiled together, per dtype. Each file costs ~1.3 s of headers, so the
+# small families share one; the elementwise ones, the most often edited and the costliest
+# to compile, have their own (binary is half of a dtype's kernel code).
+GROUPS = {"binary": ("binary",), "unary": ("unary",), "pointwise": ("compare", "predicate", "ternary")}
+OTHER_GROUP = "data"  # every other family: copy, fill, gather, index, matmul, random, range, reduce, ...
+
+
+def group_of(family: str) -> str:
+    return next((g for g, fams in GROUPS.items() if family in fams), OTHER_GROUP)
 # float families whose Kernels<T> are also instantiated for std::complex of the float
 # types: BLAS and LAPACK have complex routines (kernels/blas.h).
 COMPLEX_FLOAT_FAMILIES = ("linalg", "linalg_factor")
@@ -42,14 +52,16 @@ def float_compute_types(model: Model) -> list[str]:
 
 def emit(model: Model) -> dict[str, str]:
     fams = [f for f in families(model) if not is_float_family(f)]
-    includes = "\n".join(f'#include "kernels/{f}_impl.h"' for f in fams)
     out = {}
     for d in model.dtypes:
         # complex dtypes: only the families that move elements (Note [Complex dtypes]); their
         # arithmetic is the complex family's (kernels/complex.cpp)
         own = [f for f in fams if d.kind != "complex" or f in COMPLEX_FAMILIES]
-        instances = "\n".join(f"template struct {f}::Kernels<{d.cpp}>;" for f in own)
-        out[f"kernels_{d.name}.cpp"] = TEMPLATE.substitute(includes=includes, instances=instances)
+        for group in sorted({group_of(f) for f in own}):
+            members = [f for f in own if group_of(f) == group]
+            includes = "\n".join(f'#include "kernels/{f}_impl.h"' for f in members)
+            instances = "\n".join(f"template struct {f}::Kernels<{d.cpp}>;" for f in members)
+            out[f"kernels_{group}_{d.name}.cpp"] = TEMPLATE.substitute(includes=includes, instances=instances)
     for f in families(model):
         if is_float_family(f):
             types = float_compute_types(model)
