@@ -110,3 +110,29 @@ def test_wrong_dtype_and_dim():
         ember.softmax(ember.tensor([1, 2]), 0)
     with pytest.raises(IndexError):
         ember.log_softmax(ember.zeros(2, 3), 2)
+
+
+def test_exp_flush_boundary():
+    # exp_nonpos flushes e^(x - max) below 2^-125.5 (x - max < -87) to 0 and is one power
+    # of two times the polynomial above it: relative accuracy holds down to -87.
+    d = np.array([0.0, -1e-3, -20.0, -86.99, -87.0, -87.01, -88.0, -103.0, -200.0], np.float32)
+    e, t = pair(d[None, :].repeat(2, 0))
+    got, want = ember.softmax(e, 1).numpy()[0], torch.softmax(t, 1).numpy()[0]
+    np.testing.assert_allclose(got[:5], want[:5], rtol=2e-6)
+    assert np.all(np.abs(got[5:] - want[5:]) <= 1.2e-38)
+    same(ember.log_softmax(e, 1), torch.log_softmax(t, 1))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("n", [9, 1500])
+def test_half_rows_several_blocks(dtype, n, threads):
+    # the write pass scales each block and rounds it straight into the half output
+    x = np.random.default_rng(n).standard_normal((5, n)).astype(np.float32) * 3
+    x[1] += np.linspace(0, 30, n, dtype=np.float32)  # the maximum rises block by block
+    x[2, n // 2] = np.inf
+    x[3, -1] = np.nan
+    x[4] = -np.inf
+    e, t = pair(x, dtype)
+    for name in ("softmax", "log_softmax"):
+        same(getattr(ember, name)(e, 1), getattr(torch, name)(t, 1), dtype)
+        same(getattr(ember, name)(e[:, 1:], 1), getattr(torch, name)(t[:, 1:], 1), dtype)  # non-contiguous
