@@ -546,6 +546,14 @@ def reduce_big(name):
     return setup
 
 
+def sum_half(dtype):
+    """The sum of 16M elements of a half type (ember and torch accumulate in float)."""
+    def setup(torch):
+        a = spread(torch).to(getattr(torch, dtype))
+        return lambda: a.sum()
+    return setup
+
+
 def reduce_big_numpy(name):
     def setup(np):
         a = spread(np)
@@ -799,4 +807,6 @@ CASES: list[Case] = [
          torch=small_gpt.nanogpt_shakespeare_char),
     Case("makemore transformer train step (4x64, 32 names of 16)", torch=small_gpt.makemore_transformer),
     Case("a ** 1.7 16M float32", torch=pow_big, numpy=pow_big, bytes=2 * 4 * N_EW),
+    Case("a.sum() 16M bfloat16", torch=sum_half("bfloat16"), bytes=2 * N_EW),
+    Case("a.sum() 16M float16", torch=sum_half("float16"), bytes=2 * N_EW),
 ]
