@@ -233,7 +233,7 @@ def test_entry_lists_and_float_family_instances(tmp_path):
             "#define EMBER_REDUCE_ENTRIES(X) X(amax) X(nansum) X(sum)") in header
     assert "enum class RowOp : uint8_t { cumsum };" in header
     # an elementwise entry comes with its functor's name, and only elementwise ops get a body
-    assert "#define EMBER_UNARY_ENTRIES(X) X(exp, exp_fn)" in header
+    assert "#define EMBER_UNARY_ENTRIES(X) X(exp, exp_fn, false)" in header
     assert "Tensor expo(" in ops["ops_elementwise.cpp"] and "Tensor total(" not in ops["ops_elementwise.cpp"]
     kernels = emit_kernels.emit(model)
     # nn and linalg families: float and double (linalg: std::complex of them too, BLAS and
@@ -244,6 +244,37 @@ def test_entry_lists_and_float_family_instances(tmp_path):
             f"template struct ember::kernels::{fam}::Kernels<{t}>;" for t in types]
         assert fam not in kernels["kernels_data_float32.cpp"]
     assert "template struct matmul::Kernels<float>;" in kernels["kernels_data_float32.cpp"]
+
+
+def test_floating_only_entries(tmp_path):
+    """An entry no op reaches with an integral compute dtype (Note [Floating-only entries],
+    kernels/map.h) is marked, so the integral dtypes do not compile it."""
+    model = tiny_model(tmp_path, """
+- func: expo(Tensor self) -> Tensor
+  kernel: unary.exp
+  promote: float
+  doc: x
+- func: sine(Tensor self) -> Tensor
+  kernel: unary.sin
+  dtypes: floating
+  doc: x
+- func: logged(Tensor self) -> Tensor
+  kernel: unary.log
+  promote: float
+  doc: x
+- func: logged_by_hand(Tensor self) -> Tensor
+  kernel: unary.log
+  promote: float
+  manual: true
+  doc: x
+- func: negated(Tensor self) -> Tensor
+  kernel: unary.neg
+  doc: x
+""")
+    header = emit_elementwise.emit(model)["kernel_ops.h"]
+    # promote: float and dtypes: floating never reach an integer; hand-written C++ may; neg does
+    assert ("#define EMBER_UNARY_ENTRIES(X) X(exp, exp_fn, true) X(log, log_fn, false) X(neg, neg_fn, false) "
+            "X(sin, sin_fn, true)") in header
 
 
 def test_entries_only_for_families_that_list_them(tmp_path):

@@ -223,8 +223,10 @@ void Kernels<T>::run(BinaryOp op, const Loop& loop, const Scalar* args) {
       check_no_zero_divisor<T>(loop);
   }
   switch (op) {
-#define EMBER_ENTRY(name, functor) \
-  case BinaryOp::name: return map2<T, T>(loop, make_fn<functor<C>>(args));
+#define EMBER_ENTRY(name, functor, floating_only) \
+  case BinaryOp::name: \
+    if constexpr (entry_compiled<T, floating_only>) return map2<T, T>(loop, make_fn<functor<C>>(args)); \
+    else entry_not_compiled("binary", #name, DTypeOf<T>::value);
     EMBER_BINARY_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

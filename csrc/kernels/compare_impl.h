@@ -39,8 +39,10 @@ template <class T>
 void Kernels<T>::run(CompareOp op, const Loop& loop, const Scalar* args) {
   using C = compute_t<T>;
   switch (op) {
-#define EMBER_ENTRY(name, functor) \
-  case CompareOp::name: return map2<bool, T>(loop, make_fn<functor<C>>(args));
+#define EMBER_ENTRY(name, functor, floating_only) \
+  case CompareOp::name: \
+    if constexpr (entry_compiled<T, floating_only>) return map2<bool, T>(loop, make_fn<functor<C>>(args)); \
+    else entry_not_compiled("compare", #name, DTypeOf<T>::value);
     EMBER_COMPARE_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

@@ -1,9 +1,15 @@
 #include "kernels/loops.h"
+#include "kernels/map.h"
 
 #include <algorithm>
 #include <vector>
 
 namespace ember::kernels {
+
+void entry_not_compiled(const char* family, const char* entry, ScalarType dtype) {
+  fail(ErrorKind::Runtime, "internal error: the ", family, " kernel '", entry, "' is not compiled for ",
+       info(dtype).name, " (Note [Floating-only entries], kernels/map.h)");
+}
 
 Loop make_loop(const Tensor* const* tensors, int n, bool check_storage) {
   EMBER_CHECK(n <= kMaxOperands, Runtime, "too many operands for one loop: ", n);

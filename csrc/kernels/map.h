@@ -268,6 +268,15 @@ F make_fn(const Scalar* args) {
   else return F{};
 }
 
+// Note [Floating-only entries]: an elementwise entry that every op reaching it computes in
+// a floating dtype (its ops promote integers to float, or refuse them; none is `manual`)
+// comes marked by the generator, X(exp, exp_fn, true), and is not compiled for the integral
+// dtypes: the ops cannot reach it there (int32's unary kernels: 53 entries -> 15). Should one
+// get there anyway, it raises instead of running.
+template <class T, bool floating_only>
+inline constexpr bool entry_compiled = !(floating_only && std::is_integral_v<compute_t<T>>);
+[[noreturn]] void entry_not_compiled(const char* family, const char* entry, ScalarType dtype);
+
 #pragma GCC diagnostic pop
 
 }  // namespace ember::kernels

@@ -31,8 +31,10 @@ template <class T>
 void Kernels<T>::run(PredicateOp op, const Loop& loop, const Scalar* args) {
   using C = compute_t<T>;
   switch (op) {
-#define EMBER_ENTRY(name, functor) \
-  case PredicateOp::name: return map1<bool, T>(loop, make_fn<functor<C>>(args));
+#define EMBER_ENTRY(name, functor, floating_only) \
+  case PredicateOp::name: \
+    if constexpr (entry_compiled<T, floating_only>) return map1<bool, T>(loop, make_fn<functor<C>>(args)); \
+    else entry_not_compiled("predicate", #name, DTypeOf<T>::value);
     EMBER_PREDICATE_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

@@ -53,8 +53,10 @@ template <class T>
 void Kernels<T>::run(TernaryOp op, const Loop& loop, const Scalar* args) {
   using C = compute_t<T>;
   switch (op) {
-#define EMBER_ENTRY(name, functor) \
-  case TernaryOp::name: return map3<T, T>(loop, make_fn<functor<C>>(args));
+#define EMBER_ENTRY(name, functor, floating_only) \
+  case TernaryOp::name: \
+    if constexpr (entry_compiled<T, floating_only>) return map3<T, T>(loop, make_fn<functor<C>>(args)); \
+    else entry_not_compiled("ternary", #name, DTypeOf<T>::value);
     EMBER_TERNARY_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

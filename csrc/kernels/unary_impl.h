@@ -1,6 +1,8 @@
 // Kernel family unary: out = f(a) in the compute dtype. Each entry is a functor
 // template over the compute type C; the switch in run() comes from the generated list
-// of entries (EMBER_UNARY_ENTRIES), so a declared entry without a functor fails to build.
+// of entries (EMBER_UNARY_ENTRIES), so a declared entry without a functor fails to build;
+// the float-only entries are compiled for the floating dtypes alone (Note [Floating-only
+// entries], kernels/map.h).
 #pragma once
 #include <cmath>
 #include "kernels/map.h"
@@ -246,8 +248,10 @@ template <class T>
 void Kernels<T>::run(UnaryOp op, const Loop& loop, const Scalar* args) {
   using C = compute_t<T>;
   switch (op) {
-#define EMBER_ENTRY(name, functor) \
-  case UnaryOp::name: return map1<T, T>(loop, make_fn<functor<C>>(args));
+#define EMBER_ENTRY(name, functor, floating_only) \
+  case UnaryOp::name: \
+    if constexpr (entry_compiled<T, floating_only>) return map1<T, T>(loop, make_fn<functor<C>>(args)); \
+    else entry_not_compiled("unary", #name, DTypeOf<T>::value);
     EMBER_UNARY_ENTRIES(EMBER_ENTRY)
 #undef EMBER_ENTRY
   }

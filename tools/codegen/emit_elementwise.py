@@ -1,8 +1,9 @@
 """Emits what `kernel: <family>.<entry>` declarations need: kernel_ops.h (for each family
 with entries, an enum of its entries and an X-macro listing them, which the family's
 kernel turns into its dispatch switch; an elementwise entry comes with its functor's
-name, `X(exp, exp_fn)`), and ops_elementwise.cpp (the op bodies: one call into the
-engine, csrc/ops/elementwise.h, per elementwise declaration not marked manual)."""
+name and whether only floating dtypes reach it, `X(exp, exp_fn, true)`), and
+ops_elementwise.cpp (the op bodies: one call into the engine, csrc/ops/elementwise.h, per
+elementwise declaration not marked manual)."""
 from __future__ import annotations
 
 from string import Template
@@ -65,6 +66,15 @@ def entries(model: Model, family: str) -> list[str]:
     return sorted({e for op in model.ops for f, e in op.kernel_entries if f == family})
 
 
+def floating_only(model: Model, family: str, entry: str) -> bool:
+    """True when no op reaches the entry with an integral compute dtype: every op naming it
+    promotes integers to float or refuses them, and none is manual (hand-written C++ may
+    call it with any dtype). Such entries are not compiled for the integral dtypes
+    (Note [Floating-only entries], kernels/map.h)."""
+    ops = [op for op in model.ops if (family, entry) in op.kernel_entries]
+    return all(not op.manual and (op.promote == "float" or op.dtypes in ("floating", "float32_64")) for op in ops)
+
+
 def _body(op: Op) -> str:
     tensors = [a.name for a in cpp_args(op) if a.type.base == "Tensor"]
     scalars = [a.name for a in cpp_args(op) if a.type.base != "Tensor"]
@@ -90,7 +100,8 @@ def emit(model: Model) -> dict[str, str]:
         names = entries(model, fam)
         enum = f"enum class {enum_name(fam)} : uint8_t {{ {', '.join(names)} }};"
         if fam in ELEMENTWISE:  # the entry and its functor
-            enums += [enum, f"#define EMBER_{fam.upper()}_ENTRIES(X) " + " ".join(f"X({n}, {n}_fn)" for n in names)]
+            enums += [enum, f"#define EMBER_{fam.upper()}_ENTRIES(X) " + " ".join(
+                f"X({n}, {n}_fn, {str(floating_only(model, fam, n)).lower()})" for n in names)]
             families.append(FAMILY.substitute(family=fam, enum=enum_name(fam)))
         else:
             functors = fam in FLOAT_ELEMENTWISE  # X(digamma, digamma_fn), as the elementwise families
