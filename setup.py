@@ -120,7 +120,9 @@ def precompiled_header_wanted(command) -> bool:
         version = subprocess.run([compiler_exe, "--version"], capture_output=True, text=True).stdout
     except (OSError, TypeError):
         return False
-    return "clang" not in version.lower() and ("g++" in version or "GCC" in version or "gcc" in version)
+    # gcc says so, or (as `c++` on Debian) only its copyright holder
+    return "clang" not in version.lower() and any(
+        mark in version for mark in ("g++", "gcc", "GCC", "Free Software Foundation"))
 
 
 def precompiled_header(compiler, build_temp: Path, cc_args, extra_postargs, same_flags):
