@@ -116,6 +116,7 @@ struct Traits<T, ReduceOp::any> {
 // folded as float32's (Traits<float, op>, whose accumulator and lift are the same as the
 // half type's: a float16 value is exactly the float it converts to). Converted element by
 // element, gcc kept the accumulators on the stack and a bfloat16 sum ran at 3 GB/s.
+//
 // Note [Float blocks in sums]
 // A float32 (or float16/bfloat16) sum of a contiguous run adds rounds of 256 elements
 // into 32 float partial sums (four vectors), then each round's partials into the double
