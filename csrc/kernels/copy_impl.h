@@ -3,6 +3,7 @@
 #include <cstring>
 #include "kernels/copy.h"
 #include "kernels/loops.h"
+#include "kernels/transpose.h"
 
 namespace ember::kernels::copy {
 
@@ -34,24 +35,38 @@ void copy_tiled(const Loop& loop) {
   });
 }
 
+// n contiguous elements of Src converted to Dst: the contiguous runs' loop, and the
+// converting transposes' (kernels/transpose.cpp) for each tile row.
+template <class Dst, class Src>
+[[gnu::noinline]] void convert_bytes(char* out, const char* in, int64_t n) {
+  auto* d = reinterpret_cast<Dst*>(out);
+  auto* x = reinterpret_cast<const Src*>(in);
+  if constexpr (std::is_same_v<Dst, Src>) {
+    std::memcpy(d, x, n * sizeof(Dst));
+  } else if constexpr (std::is_same_v<Src, bool>) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(x);
+    for (int64_t i = 0; i < n; ++i) d[i] = cast<Dst>(bytes[i] != 0);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = cast<Dst>(x[i]);
+  }
+}
+
 template <class Dst, class Src>
 void copy_typed(const Tensor& dst, const Tensor& src) {
   Loop loop = make_loop({&dst, &src});
   const bool transposing = loop.ndim == 2 && loop.numel >= 4096 &&
                            (loop.strides[0][0] != int64_t(sizeof(Dst)) || loop.strides[0][1] != int64_t(sizeof(Src)));
-  if (transposing) return copy_tiled<Dst, Src>(loop);
+  if (transposing) {  // one side along each dim goes to kernels/transpose.cpp
+    if constexpr (std::is_same_v<Dst, Src>) {
+      if (transpose::copy(loop, sizeof(Dst), sizeof(Src))) return;
+    } else {
+      if (transpose::copy(loop, sizeof(Dst), sizeof(Src), &convert_bytes<Dst, Src>)) return;
+    }
+    return copy_tiled<Dst, Src>(loop);
+  }
   run_loop(loop, [](char** p, const int64_t* s, int64_t n) {
     if (s[0] == int64_t(sizeof(Dst)) && s[1] == int64_t(sizeof(Src))) {
-      auto* d = reinterpret_cast<Dst*>(p[0]);
-      auto* x = reinterpret_cast<const Src*>(p[1]);
-      if constexpr (std::is_same_v<Dst, Src>) {
-        std::memcpy(d, x, n * sizeof(Dst));
-      } else if constexpr (std::is_same_v<Src, bool>) {
-        const auto* bytes = reinterpret_cast<const uint8_t*>(x);
-        for (int64_t i = 0; i < n; ++i) d[i] = cast<Dst>(bytes[i] != 0);
-      } else {
-        for (int64_t i = 0; i < n; ++i) d[i] = cast<Dst>(x[i]);
-      }
+      convert_bytes<Dst, Src>(p[0], p[1], n);
     } else if (s[1] == 0) {  // a broadcast scalar
       Dst v = cast<Dst>(load<Src>(p[1]));
       for (int64_t i = 0; i < n; ++i) at<Dst>(p[0], s[0], i) = v;

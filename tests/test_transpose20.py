@@ -1,0 +1,106 @@
+"""Transposing copies (issue 20, kernels/transpose.cpp): a 2-D copy whose output runs
+along one dim and whose input along the other moves 64x64 tiles as 8x8 / 4x4 blocks in
+AVX registers (4- and 8-byte elements) or element by element (other sizes, the edges);
+a converting one converts each tile's rows into a buffer first. Checked bit for bit
+against torch for every element size, converting pairs, both orientations, sizes around
+the blocks and tiles, sliced operands, and the 2-thread split; and that a copy the
+transpose cannot take (neither side contiguous) still goes right."""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np
+import pytest
+
+import ember
+from helpers import torch
+
+DTYPES = ["bool", "uint8", "int8", "int16", "float16", "bfloat16", "int32", "float32", "int64", "float64",
+          "complex64", "complex128"]
+# around the 4x4 / 8x8 blocks and the 64 tile, and large enough (>= 4096) to be tiled
+SHAPES = [(64, 64), (67, 129), (130, 33), (8, 1000), (1000, 9), (200, 200)]
+
+
+def source(shape, dtype, seed=0):
+    g = np.random.default_rng(seed)
+    data = g.standard_normal(shape) * 50
+    if dtype.startswith("complex"):
+        data = data + 1j * g.standard_normal(shape) * 50
+    t = torch.from_numpy(data)
+    t = (t > 0) if dtype == "bool" else t.to(getattr(torch, dtype))
+    e = ember.from_numpy(t.view(torch.int16).numpy()).view(ember.bfloat16) if dtype == "bfloat16" \
+        else ember.from_numpy(t.numpy())
+    return e, t
+
+
+def same(e, t):
+    assert e.shape == tuple(t.shape) and str(e.dtype) == str(t.dtype).replace("torch", "ember")
+    if t.dtype == torch.bfloat16:
+        np.testing.assert_array_equal(e.view(ember.int16).numpy(), t.view(torch.int16).numpy())
+    else:
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_contiguous_of_a_transpose_matches_torch(dtype, shape, threads):
+    e, t = source(shape, dtype)
+    old = ember.get_num_threads()
+    ember.set_num_threads(threads)
+    try:
+        same(e.t().contiguous(), t.t().contiguous())  # the input runs along dim 1
+        out_e = ember.empty(shape[::-1], dtype=e.dtype).t()
+        out_t = torch.empty(shape[::-1], dtype=t.dtype).t()
+        same(out_e.copy_(e).t(), out_t.copy_(t).t())  # the output runs along dim 1
+    finally:
+        ember.set_num_threads(old)
+
+
+PAIRS = [("float32", "float16"), ("float32", "bfloat16"), ("float32", "float64"), ("float64", "float32"),
+         ("int64", "float32"), ("bool", "float32"), ("float32", "int32"), ("float16", "float32"),
+         ("int8", "int64"), ("float32", "complex64"), ("complex64", "complex128"), ("uint8", "bool"),
+         ("int16", "bfloat16")]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("src,dst", PAIRS)
+def test_converting_transposes_match_torch(src, dst, shape):
+    e, t = source(shape, src, seed=1)
+    out_e = ember.empty(shape[::-1], dtype=getattr(ember, dst))
+    out_t = torch.empty(shape[::-1], dtype=getattr(torch, dst))
+    same(out_e.copy_(e.t()), out_t.copy_(t.t()))
+    back_e = ember.empty(shape[::-1], dtype=getattr(ember, dst)).t()
+    back_t = torch.empty(shape[::-1], dtype=getattr(torch, dst)).t()
+    same(back_e.copy_(e), back_t.copy_(t))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "complex128"])
+def test_sliced_transposes_match_torch(dtype):
+    e, t = source((300, 260), dtype, seed=2)
+    # rows of the input a slice apart, the output a column block of a wider matrix
+    out_e = ember.zeros(300, 520, dtype=e.dtype)
+    out_t = torch.zeros(300, 520, dtype=t.dtype)
+    out_e[:150, 3:263].copy_(e[1:151].t().t())
+    out_t[:150, 3:263].copy_(t[1:151].t().t())
+    same(out_e, out_t)
+    out_e = ember.zeros(260, 400, dtype=e.dtype)
+    out_t = torch.zeros(260, 400, dtype=t.dtype)
+    out_e[:, 5:305].copy_(e.t())
+    out_t[:, 5:305].copy_(t.t())
+    same(out_e, out_t)
+    same(e[10:250, 20:200].t().contiguous(), t[10:250, 20:200].t().contiguous())
+    # neither side contiguous along a dim: not the transpose's, still right
+    same(e[::2, ::3].t().contiguous(), t[::2, ::3].t().contiguous())
+    to = ember.float64 if dtype != "complex128" else ember.complex64
+    same(e[::2, ::3].t().to(to).contiguous(), t[::2, ::3].t().to(getattr(torch, str(to).split(".")[1])).contiguous())
+
+
+def test_empty_and_small_transposes():
+    for shape in [(0, 5), (5, 0), (1, 4096), (4096, 1), (3, 3)]:
+        e, t = source(shape, "float32")
+        same(e.t().contiguous(), t.t().contiguous())
+        same(e.t().to(ember.float16).contiguous(), t.t().to(torch.float16).contiguous())
