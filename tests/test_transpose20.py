@@ -145,3 +145,31 @@ def test_transposed_input_keeps_autograd():
     (a_t.t() * b_t).sum().backward()
     np.testing.assert_array_equal(a_e.grad.numpy(), a_t.grad.numpy())
     np.testing.assert_array_equal(b_e.grad.numpy(), b_t.grad.numpy())
+
+
+# Batches of transposed matrices: the loop's other dims are looped over around the tiles.
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "complex128"])
+def test_batched_transposes_match_torch(dtype):
+    e, t = source((3, 5, 40, 70), dtype, seed=7)
+    same(e.permute(0, 2, 3, 1).contiguous(), t.permute(0, 2, 3, 1).contiguous())  # NCHW -> NHWC
+    same(e.contiguous(memory_format=ember.channels_last), t.contiguous(memory_format=torch.channels_last))
+    same(e.transpose(-1, -2).contiguous(), t.transpose(-1, -2).contiguous())
+    same(e.permute(3, 1, 0, 2).contiguous(), t.permute(3, 1, 0, 2).contiguous())
+    same(e[:, 1:4, ::2].transpose(-1, -2).contiguous(), t[:, 1:4, ::2].transpose(-1, -2).contiguous())
+    to_e, to_t = (ember.float32, torch.float32) if dtype != "complex128" else (ember.complex64, torch.complex64)
+    out_e = ember.empty(3, 5, 70, 40, dtype=to_e)
+    out_t = torch.empty(3, 5, 70, 40, dtype=to_t)
+    same(out_e.copy_(e.transpose(-1, -2)), out_t.copy_(t.transpose(-1, -2)))
+    out_e = ember.empty(3, 40, 70, 5, dtype=to_e)
+    out_t = torch.empty(3, 40, 70, 5, dtype=to_t)
+    same(out_e.copy_(e.permute(0, 2, 3, 1)), out_t.copy_(t.permute(0, 2, 3, 1)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
+def test_elementwise_ops_with_a_batched_transposed_input_match_torch(dtype):
+    a_e, a_t = source((4, 3, 90, 130), dtype, seed=8)
+    b_e, b_t = source((4, 3, 130, 90), dtype, seed=9)
+    same(a_e.transpose(-1, -2) + b_e, a_t.transpose(-1, -2) + b_t)
+    same(b_e * a_e.transpose(-1, -2)[:, :1], b_t * a_t.transpose(-1, -2)[:, :1])  # broadcast over dim 1
+    c_e, c_t = source((4, 130, 90, 3), dtype, seed=10)
+    same(c_e.permute(0, 3, 1, 2) - b_e, c_t.permute(0, 3, 1, 2) - b_t)  # NHWC data, NCHW output

@@ -54,15 +54,15 @@ template <class Dst, class Src>
 template <class Dst, class Src>
 void copy_typed(const Tensor& dst, const Tensor& src) {
   Loop loop = make_loop({&dst, &src});
-  const bool transposing = loop.ndim == 2 && loop.numel >= 4096 &&
+  const bool transposing = loop.ndim >= 2 && loop.numel >= 4096 &&
                            (loop.strides[0][0] != int64_t(sizeof(Dst)) || loop.strides[0][1] != int64_t(sizeof(Src)));
-  if (transposing) {  // one side along each dim goes to kernels/transpose.cpp
+  if (transposing) {  // one side along dim 0, the other along a later one: kernels/transpose.cpp
     if constexpr (std::is_same_v<Dst, Src>) {
       if (transpose::copy(loop, sizeof(Dst), sizeof(Src))) return;
     } else {
       if (transpose::copy(loop, sizeof(Dst), sizeof(Src), &convert_bytes<Dst, Src>)) return;
     }
-    return copy_tiled<Dst, Src>(loop);
+    if (loop.ndim == 2) return copy_tiled<Dst, Src>(loop);
   }
   run_loop(loop, [](char** p, const int64_t* s, int64_t n) {
     if (s[0] == int64_t(sizeof(Dst)) && s[1] == int64_t(sizeof(Src))) {

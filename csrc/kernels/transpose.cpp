@@ -124,26 +124,50 @@ Block block_for(size_t size) {
 }  // namespace
 
 bool copy(const Loop& loop, size_t dst_size, size_t src_size, Convert convert) {
-  if (loop.ndim != 2 || (!convert && dst_size != src_size)) return false;
+  if (loop.ndim < 2 || (!convert && dst_size != src_size)) return false;
   const int64_t dn = int64_t(dst_size), sn = int64_t(src_size);
-  // d[j][i] = s[i][j]: s's rows run along dim `along`, d's along the other
-  int along;
-  if (loop.strides[0][0] == dn && loop.strides[1][1] == sn) along = 1;       // s contiguous along dim 1
-  else if (loop.strides[1][0] == dn && loop.strides[0][1] == sn) along = 0;  // s contiguous along dim 0
-  else return false;
+  // d[j][i] = s[i][j]: s's rows run along dim `along`, d's along dim `other`; the loop's
+  // other dims (a batch of matrices: NCHW -> NHWC, q.transpose(-1, -2)) are looped over
+  int along = -1, other = -1;
+  if (loop.strides[0][0] == dn) {  // d contiguous along dim 0, s along a later one
+    other = 0;
+    for (int k = 1; k < loop.ndim && along < 0; ++k)
+      if (loop.strides[k][1] == sn) along = k;
+  } else if (loop.strides[0][1] == sn) {  // s contiguous along dim 0, d along a later one
+    along = 0;
+    for (int k = 1; k < loop.ndim && other < 0; ++k)
+      if (loop.strides[k][0] == dn) other = k;
+  }
+  if (along < 0 || other < 0) return false;
   constexpr int64_t kTile = 64;
   const Block block = block_for(dst_size);
   if (!block || (convert && dst_size > 8)) return false;  // a tile's buffer: at most 32 KiB
-  const int other = 1 - along;
   const int64_t rows = loop.shape[other], cols = loop.shape[along];  // of s
   const int64_t ss = loop.strides[other][1], ds = loop.strides[along][0];
-  char* const d = loop.data[0];
-  const char* const s = loop.data[1];
+  int batch_dims[kMaxLoopDims];
+  int nbatch = 0;
+  int64_t batches = 1;
+  for (int k = 0; k < loop.ndim; ++k)
+    if (k != along && k != other) {
+      batch_dims[nbatch++] = k;
+      batches *= loop.shape[k];
+    }
   const int64_t tiles = (rows + kTile - 1) / kTile;
   LongLoop long_loop(loop);
-  parallel_for(0, tiles, std::max<int64_t>(1, kGrainSize / (kTile * cols)), [&](int64_t b, int64_t e) {
+  parallel_for(0, batches * tiles, std::max<int64_t>(1, kGrainSize / (kTile * cols)), [&](int64_t b, int64_t e) {
     alignas(64) char buffer[kTile * kTile * 8];
-    for (int64_t t = b; t < e; ++t) {
+    for (int64_t u = b; u < e; ++u) {
+      const int64_t t = u % tiles;
+      int64_t rest = u / tiles;
+      char* d = loop.data[0];
+      const char* s = loop.data[1];
+      for (int q = 0; q < nbatch; ++q) {  // the batch index, dim by dim
+        const int k = batch_dims[q];
+        const int64_t at = rest % loop.shape[k];
+        rest /= loop.shape[k];
+        d += at * loop.strides[k][0];
+        s += at * loop.strides[k][1];
+      }
       const int64_t i0 = t * kTile, i1 = std::min(rows, i0 + kTile);
       for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
         const int64_t j1 = std::min(cols, j0 + kTile);

@@ -11,8 +11,9 @@ namespace ember::kernels::transpose {
 using Convert = void (*)(char* out, const char* in, int64_t n);
 
 // Copies loop's operand 1 (of `src_size`-byte elements) into operand 0 (`dst_size` bytes)
-// when one of them is contiguous along dim 0 and the other along dim 1, and returns true;
-// returns false, having done nothing, for any other loop. Without `convert` the sizes are
+// when one of them is contiguous along dim 0 and the other along a later dim (the loop's
+// other dims, if any, being a batch of such matrices), and returns true; returns false,
+// having done nothing, for any other loop. Without `convert` the sizes are
 // equal and the bytes move; with it, each tile's rows are converted into a buffer first.
 bool copy(const Loop& loop, size_t dst_size, size_t src_size, Convert convert = nullptr);
 

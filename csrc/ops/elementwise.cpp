@@ -110,21 +110,25 @@ struct ComplexEntry {
 // The shared body of every family: kernel(T tag, loop) runs the family's entry, T a
 // complex type where the compute dtype is complex.
 // Note [Transposed inputs]
-// An input that runs along the other dim of a 2-D loop than the output (a.t() + b) is read
-// one element per cache line, its rows 2^k bytes apart falling into the same cache sets:
-// 4096² float32 a.t() + b ran at 3.7 GB/s. Past kUntransposeWork elements such an input
-// is first copied laid out like the output, by the transposing copy (kernels/
-// transpose.cpp), and the op then runs on contiguous rows. Returns whether any was.
+// An input that runs along another dim of the loop than the output (a.t() + b, or a batch
+// of such matrices) is read one element per cache line, its rows 2^k bytes apart falling
+// into the same cache sets: 4096² float32 a.t() + b ran at 3.7 GB/s. Past
+// kUntransposeWork elements such an input is first copied laid out like the output, by
+// the transposing copy (kernels/transpose.cpp), and the op then runs on contiguous rows.
+// Returns whether any was.
 constexpr int64_t kUntransposeWork = 1 << 15;
 
 bool untranspose_inputs(const kernels::Loop& loop, const Tensor& w, Tensor* in, int n) {
-  if (loop.ndim != 2 || loop.numel < kUntransposeWork || loop.strides[0][0] != itemsize(w.dtype()) ||
+  if (loop.ndim < 2 || loop.numel < kUntransposeWork || loop.strides[0][0] != itemsize(w.dtype()) ||
       !non_overlapping_and_dense(w))
     return false;
   bool any = false;
   for (int k = 0; k < n; ++k) {
     const int64_t size = itemsize(in[k].dtype()), inner = loop.strides[0][k + 1];
-    if (loop.strides[1][k + 1] != size || inner == 0 || (inner < 64 && inner > -64)) continue;
+    if (inner == 0 || (inner < 64 && inner > -64)) continue;
+    bool along_later = false;  // contiguous along a later dim: a (batch of) transposed matrices
+    for (int d = 1; d < loop.ndim; ++d) along_later |= loop.strides[d][k + 1] == size;
+    if (!along_later) continue;
     Tensor copy = empty_tensor(w.sizes(), in[k].dtype());
     copy.impl()->set_sizes_strides(Dims(w.sizes()), Dims(w.strides()));
     copy_(copy, in[k], false);
