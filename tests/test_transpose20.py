@@ -173,3 +173,12 @@ def test_elementwise_ops_with_a_batched_transposed_input_match_torch(dtype):
     same(b_e * a_e.transpose(-1, -2)[:, :1], b_t * a_t.transpose(-1, -2)[:, :1])  # broadcast over dim 1
     c_e, c_t = source((4, 130, 90, 3), dtype, seed=10)
     same(c_e.permute(0, 3, 1, 2) - b_e, c_t.permute(0, 3, 1, 2) - b_t)  # NHWC data, NCHW output
+
+
+def test_broadcast_copies_across_the_output_rows():
+    # a column broadcast along the output's contiguous dim: the fill path, not a transpose
+    e, t = source((300, 1), "float32", seed=11)
+    same(ember.empty(300, 200).copy_(e.expand(300, 200)), torch.empty(300, 200).copy_(t.expand(300, 200)))
+    same(ember.empty(200, 300).t().copy_(e.expand(300, 200)), torch.empty(200, 300).t().copy_(t.expand(300, 200)))
+    same(ember.empty(300, 200, dtype=ember.float64).copy_(e.expand(300, 200)),
+         torch.empty(300, 200, dtype=torch.float64).copy_(t.expand(300, 200)))

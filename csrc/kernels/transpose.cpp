@@ -3,8 +3,9 @@
 // a 2048x2048 float32 .t().contiguous() took 15.8 ms (torch 7.1). Here a 64x64 tile moves
 // as blocks transposed in registers: 8x8 of 2 bytes (SSE2, every x86-64 CPU), 8x8 of 4
 // bytes and 4x4 of 8 (AVX2, chosen from cpuid); 1- and 16-byte elements, the tiles' edges
-// and CPUs without AVX2 move element by element in 16x16 sub-tiles. A converting copy first converts each tile's rows, contiguous, into a buffer
-// of the output type (the family's contiguous loop), then moves the buffer the same way.
+// and CPUs without AVX2 move element by element in 16x16 sub-tiles. A converting copy
+// first converts each tile's rows, contiguous, into a buffer of the output type (the
+// family's contiguous loop), then moves the buffer the same way.
 #include "kernels/transpose.h"
 
 #include <immintrin.h>
@@ -129,7 +130,8 @@ bool copy(const Loop& loop, size_t dst_size, size_t src_size, Convert convert) {
   // d[j][i] = s[i][j]: s's rows run along dim `along`, d's along dim `other`; the loop's
   // other dims (a batch of matrices: NCHW -> NHWC, q.transpose(-1, -2)) are looped over
   int along = -1, other = -1;
-  if (loop.strides[0][0] == dn) {  // d contiguous along dim 0, s along a later one
+  if (loop.strides[0][0] == dn && loop.strides[0][1] != 0) {  // d contiguous along dim 0, s along a later
+    // one (not a broadcast along dim 0: the plain loop fills those runs)
     other = 0;
     for (int k = 1; k < loop.ndim && along < 0; ++k)
       if (loop.strides[k][1] == sn) along = k;

@@ -107,8 +107,6 @@ struct ComplexEntry {
   bool real_result = false;
 };
 
-// The shared body of every family: kernel(T tag, loop) runs the family's entry, T a
-// complex type where the compute dtype is complex.
 // Note [Transposed inputs]
 // An input that runs along another dim of the loop than the output (a.t() + b, or a batch
 // of such matrices) is read one element per cache line, its rows 2^k bytes apart falling
@@ -138,6 +136,8 @@ bool untranspose_inputs(const kernels::Loop& loop, const Tensor& w, Tensor* in, 
   return any;
 }
 
+// The shared body of every family: kernel(T tag, loop) runs the family's entry, T a
+// complex type where the compute dtype is complex.
 template <class Kernel>
 Tensor run(const Spec& spec, bool bool_out, const Tensor* const* ins, int n, const Out& out, ComplexEntry cx,
            Kernel&& kernel) {
