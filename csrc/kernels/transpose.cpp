@@ -29,6 +29,14 @@ void block_scalar(char* d, int64_t ds, const char* s, int64_t ss, int64_t rows, 
     }
 }
 
+// The parts of a call outside its whole B x B blocks (rb rows and cb columns of them): the
+// rows past rb, all columns, and the columns past cb of the first rb rows.
+template <size_t N>
+void edges(char* d, int64_t ds, const char* s, int64_t ss, int64_t rows, int64_t cols, int64_t rb, int64_t cb) {
+  if (rb < rows) block_scalar<N>(d + rb * N, ds, s + rb * ss, ss, rows - rb, cols);
+  if (cb < cols) block_scalar<N>(d + cb * ds, ds, s + cb * N, ss, rb, cols - cb);
+}
+
 // 2-byte elements in 8x8 blocks of SSE2 registers (every x86-64 CPU has it).
 void block_sse2_2(char* d, int64_t ds, const char* s, int64_t ss, int64_t rows, int64_t cols) {
   const int64_t r8 = rows & ~int64_t(7), c8 = cols & ~int64_t(7);
@@ -53,8 +61,7 @@ void block_sse2_2(char* d, int64_t ds, const char* s, int64_t ss, int64_t rows, 
         _mm_storeu_si128(reinterpret_cast<__m128i*>(q + (2 * k + 1) * ds), _mm_unpackhi_epi64(c[k], c[k + 4]));
       }
     }
-  if (r8 < rows) block_scalar<2>(d + r8 * 2, ds, s + r8 * ss, ss, rows - r8, cols);
-  if (c8 < cols) block_scalar<2>(d + c8 * ds, ds, s + c8 * 2, ss, r8, cols - c8);
+  edges<2>(d, ds, s, ss, rows, cols, r8, c8);
 }
 
 __attribute__((target("avx2"))) void block_avx2_4(char* d, int64_t ds, const char* s, int64_t ss, int64_t rows,
@@ -81,9 +88,7 @@ __attribute__((target("avx2"))) void block_avx2_4(char* d, int64_t ds, const cha
         _mm256_storeu_ps(reinterpret_cast<float*>(q + (k + 4) * ds), _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
       }
     }
-  // the edges: rows past r8 (all columns), and columns past c8 of the first r8 rows
-  if (r8 < rows) block_scalar<4>(d + r8 * 4, ds, s + r8 * ss, ss, rows - r8, cols);
-  if (c8 < cols) block_scalar<4>(d + c8 * ds, ds, s + c8 * 4, ss, r8, cols - c8);
+  edges<4>(d, ds, s, ss, rows, cols, r8, c8);
 }
 
 __attribute__((target("avx2"))) void block_avx2_8(char* d, int64_t ds, const char* s, int64_t ss, int64_t rows,
@@ -104,8 +109,7 @@ __attribute__((target("avx2"))) void block_avx2_8(char* d, int64_t ds, const cha
       _mm256_storeu_pd(reinterpret_cast<double*>(q + 2 * ds), _mm256_permute2f128_pd(t0, t2, 0x31));
       _mm256_storeu_pd(reinterpret_cast<double*>(q + 3 * ds), _mm256_permute2f128_pd(t1, t3, 0x31));
     }
-  if (r4 < rows) block_scalar<8>(d + r4 * 8, ds, s + r4 * ss, ss, rows - r4, cols);
-  if (c4 < cols) block_scalar<8>(d + c4 * ds, ds, s + c4 * 8, ss, r4, cols - c4);
+  edges<8>(d, ds, s, ss, rows, cols, r4, c4);
 }
 
 using Block = void (*)(char*, int64_t, const char*, int64_t, int64_t, int64_t);
