@@ -671,7 +671,8 @@ double mvlgamma(double x, int64_t p) {
 // plain entries of one storage type run through the same loop, which calls the function by
 // pointer. The functions are scalar code (branches, series, libm calls) that no loop
 // vectorizes, so the call costs little beside them (timed over 2^18 floats: within ±10% of
-// inlining, either way), and the unit compiles 8 loops instead of 160: 29.5 -> 3.4 s.
+// inlining, either way), and the unit compiles 8 shared loops (and polygamma's and
+// mvlgamma's own 8) instead of 168: 29.5 -> 3.4 s.
 // Not so for std::complex's functions (kernels/complex.cpp): called by pointer, complex64
 // exp and sqrt ran 2.5-3.5x slower, so they stay inlined.
 
