@@ -57,11 +57,8 @@ void copy_typed(const Tensor& dst, const Tensor& src) {
   const bool transposing = loop.ndim >= 2 && loop.numel >= 4096 &&
                            (loop.strides[0][0] != int64_t(sizeof(Dst)) || loop.strides[0][1] != int64_t(sizeof(Src)));
   if (transposing) {  // one side along dim 0, the other along a later one: kernels/transpose.cpp
-    if constexpr (std::is_same_v<Dst, Src>) {
-      if (transpose::copy(loop, sizeof(Dst), sizeof(Src))) return;
-    } else {
-      if (transpose::copy(loop, sizeof(Dst), sizeof(Src), &convert_bytes<Dst, Src>)) return;
-    }
+    const transpose::Convert convert = std::is_same_v<Dst, Src> ? nullptr : &convert_bytes<Dst, Src>;
+    if (transpose::copy(loop, sizeof(Dst), sizeof(Src), convert)) return;
     if (loop.ndim == 2) return copy_tiled<Dst, Src>(loop);
   }
   run_loop(loop, [](char** p, const int64_t* s, int64_t n) {

@@ -127,10 +127,7 @@ bool untranspose_inputs(const kernels::Loop& loop, const Tensor& w, Tensor* in, 
     bool along_later = false;  // contiguous along a later dim: a (batch of) transposed matrices
     for (int d = 1; d < loop.ndim; ++d) along_later |= loop.strides[d][k + 1] == size;
     if (!along_later) continue;
-    Tensor copy = empty_tensor(w.sizes(), in[k].dtype());
-    copy.impl()->set_sizes_strides(Dims(w.sizes()), Dims(w.strides()));
-    copy_(copy, in[k], false);
-    in[k] = copy;
+    in[k] = copy_(empty_like_format(w, in[k].dtype(), MemoryFormat::Preserve, w.device()), in[k], false);
     any = true;
   }
   return any;
